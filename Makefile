@@ -1,0 +1,56 @@
+# Two commands for a new machine: `make run` and `make test`. Everything else is a step of those.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+GEN    := build/gen
+PROTOS := $(shell find protos -name '*.proto' | sort)
+INSTALLED := $(VENV)/.installed
+
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: run test venv gen lint format typecheck unit token clean
+
+run: gen
+	MEMORY_DEV_MODE=$${MEMORY_DEV_MODE:-1} $(BIN)/python -m memory_service serve
+
+test: gen lint
+	scripts/with-postgres.sh $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+venv: $(INSTALLED)
+
+# torch is pinned here so that nothing pulls a CUDA build (SPEC §8).
+$(INSTALLED): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+gen: $(GEN)/.stamp
+
+$(GEN)/.stamp: $(INSTALLED) $(PROTOS)
+	rm -rf $(GEN) && mkdir -p $(GEN)
+	$(BIN)/python -m grpc_tools.protoc -Iprotos --python_out=$(GEN) --grpc_python_out=$(GEN) \
+		--mypy_out=$(GEN) --mypy_grpc_out=$(GEN) $(PROTOS)
+	find $(GEN) -mindepth 1 -type d -exec touch {}/__init__.py \;
+	echo "$(abspath $(GEN))" > "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/crmmem_gen.pth"
+	touch $@
+
+lint: gen
+	$(BIN)/buf lint
+	$(BIN)/ruff check memory_service retrieval_service tests bench scripts examples
+	$(BIN)/ruff format --check memory_service retrieval_service tests bench scripts examples
+	$(BIN)/mypy
+
+format: venv
+	$(BIN)/ruff check --fix memory_service retrieval_service tests bench scripts examples
+	$(BIN)/ruff format memory_service retrieval_service tests bench scripts examples
+
+unit: gen
+	$(BIN)/python -m pytest tests/unit
+
+# Prints a development token: make token TENANT=acme USER_ID=mara ROLES=admin
+token: gen
+	MEMORY_DEV_MODE=1 $(BIN)/python -m memory_service token --tenant $${TENANT:-acme} --user $${USER_ID:-mara} --roles "$${ROLES:-}"
+
+clean:
+	rm -rf build .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,123 @@
+"""Quick start against a running memory service: say something, remember it, correct it, read
+the history. Run `make run` in one terminal, then `make quickstart` (or this file) in another."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import grpc
+from crmmem.memory.v1 import memory_pb2 as pb
+from crmmem.memory.v1 import memory_service_pb2 as svc
+from crmmem.memory.v1 import memory_service_pb2_grpc as svc_grpc
+from crmmem.memory.v1 import transcript_service_pb2 as tr
+from crmmem.memory.v1 import transcript_service_pb2_grpc as tr_grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+
+def dev_token() -> str:
+    if os.environ.get("MEMORY_TOKEN"):
+        return os.environ["MEMORY_TOKEN"]
+    command = [
+        sys.executable,
+        "-m",
+        "memory_service",
+        "token",
+        "--tenant",
+        "acme",
+        "--user",
+        "mara",
+    ]
+    env = {**os.environ, "MEMORY_DEV_MODE": "1"}
+    return subprocess.run(
+        command, check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
+
+
+def start_of(revision: pb.MemoryRevision) -> str:
+    return revision.valid_from.ToJsonString() if revision.HasField("valid_from") else "always"
+
+
+def main() -> None:
+    address = os.environ.get("MEMORY_ADDRESS", "127.0.0.1:50051")
+    auth = [("authorization", f"Bearer {dev_token()}")]
+    channel = grpc.insecure_channel(address)
+    memories = svc_grpc.MemoryServiceStub(channel)
+    transcript = tr_grpc.TranscriptServiceStub(channel)
+
+    def say(text: str) -> str:
+        reply = transcript.AppendMessage(
+            tr.AppendMessageRequest(
+                parent=f"conversations/quickstart-{uuid.uuid4().hex[:6]}",
+                message=tr.Message(speaker=pb.SPEAKER_USER, text=text),
+            ),
+            metadata=auth,
+        )
+        return reply.message.name
+
+    evidence = say("I prefer morning meetings for work")
+    created = memories.CreateMemory(
+        svc.CreateMemoryRequest(
+            memory=pb.Memory(
+                scope=pb.Scope(type=pb.SCOPE_TYPE_USER),
+                key="meeting_time",
+                key_context=f"work-{uuid.uuid4().hex[:4]}",
+                kind=pb.MEMORY_KIND_PREFERENCE,
+            ),
+            revision=pb.RevisionDraft(
+                value="prefers morning meetings",
+                provenance=pb.Provenance(
+                    method=pb.PROVENANCE_METHOD_USER_STATEMENT,
+                    transcript_message=evidence,
+                    quote="morning meetings",
+                ),
+            ),
+            request_id=str(uuid.uuid4()),
+        ),
+        metadata=auth,
+    )
+    print("created  ", created.memory.name, "etag", created.memory.etag)
+
+    monday = datetime.now(UTC) + timedelta(days=(7 - datetime.now(UTC).weekday()) or 7)
+    start = Timestamp()
+    start.FromDatetime(monday.replace(hour=0, minute=0, second=0, microsecond=0))
+    correction = say("From Monday, I prefer afternoon meetings for work")
+    corrected = memories.CorrectMemory(
+        svc.CorrectMemoryRequest(
+            name=created.memory.name,
+            etag=created.memory.etag,
+            revision=pb.RevisionDraft(
+                value="prefers afternoon meetings",
+                valid_from=start,
+                provenance=pb.Provenance(
+                    method=pb.PROVENANCE_METHOD_USER_STATEMENT, transcript_message=correction
+                ),
+            ),
+            request_id=str(uuid.uuid4()),
+        ),
+        metadata=auth,
+    )
+    print("corrected", corrected.memory.name, "etag", corrected.memory.etag)
+    now = memories.GetMemory(svc.GetMemoryRequest(name=created.memory.name), metadata=auth)
+    print("applies now:        ", now.memory.applicable_revision.value)
+    later = memories.GetMemory(
+        svc.GetMemoryRequest(name=created.memory.name, as_of=start), metadata=auth
+    )
+    print("applies from Monday:", later.memory.applicable_revision.value)
+    history = memories.ListMemoryRevisions(
+        svc.ListMemoryRevisionsRequest(parent=created.memory.name), metadata=auth
+    )
+    for revision in history.revisions:
+        print(
+            f"  r{revision.revision_number} {pb.RevisionState.Name(revision.state):<24}"
+            f" {revision.value!r} from {start_of(revision)}"
+            f" written {revision.create_time.ToJsonString()}"
+            f" evidence {revision.provenance.transcript_message}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The memory service: authoritative, tenant-scoped memory records for AI assistants."""

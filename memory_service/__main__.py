@@ -1,0 +1,92 @@
+"""`python -m memory_service serve | migrate | token`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+from memory_service.config import ConfigError, Settings
+
+
+def _serve(settings: Settings) -> int:
+    from memory_service.telemetry import configure_tracing
+    from memory_service.transport.server import build_server
+
+    provider = configure_tracing("memory-service")
+    running = build_server(settings, provider)
+    host = settings.listen.rsplit(":", 1)[0]
+    if settings.port_file:
+        Path(settings.port_file).write_text(str(running.port))
+    print(
+        f"memory service listening on {host}:{running.port}\n"
+        f"  database: {settings.database_url}\n"
+        f"  dev mode: {'on (make token prints a bearer token)' if settings.dev_mode else 'off'}",
+        flush=True,
+    )
+    stopping = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        logging.getLogger(__name__).info("signal %d: draining", signum)
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    stopping.wait()
+    running.stop(settings.shutdown_grace_seconds)
+    provider.shutdown()
+    print("memory service stopped", flush=True)
+    return 0
+
+
+def _migrate(settings: Settings) -> int:
+    from memory_service.storage.migrate import upgrade
+    from memory_service.storage.unit_of_work import create_database_engine
+
+    upgrade(create_database_engine(settings.database_url))
+    print(f"schema is current: {settings.database_url}")
+    return 0
+
+
+def _token(settings: Settings, args: argparse.Namespace) -> int:
+    from memory_service.transport.auth import TokenAuthenticator
+
+    authenticator = TokenAuthenticator(
+        settings.jwt_secret, settings.jwt_issuer, settings.jwt_audience
+    )
+    roles = [role for role in args.roles.split(",") if role]
+    print(authenticator.mint(args.tenant, args.user, roles, args.ttl))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m memory_service")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("serve", help="run the gRPC server")
+    commands.add_parser("migrate", help="bring the database schema up to date and exit")
+    token = commands.add_parser("token", help="print a development bearer token")
+    token.add_argument("--tenant", required=True)
+    token.add_argument("--user", required=True)
+    token.add_argument("--roles", default="", help="comma-separated, e.g. admin")
+    token.add_argument("--ttl", type=int, default=86400, help="seconds")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    try:
+        settings = Settings.from_env()
+    except ConfigError as error:
+        print(f"configuration error: {error}", file=sys.stderr)
+        return 2
+    if args.command == "serve":
+        return _serve(settings)
+    if args.command == "migrate":
+        return _migrate(settings)
+    return _token(settings, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

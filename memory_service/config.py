@@ -1,0 +1,79 @@
+"""Settings from the environment, read once at start-up. Every variable is listed in the README."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class ConfigError(Exception):
+    pass
+
+
+def _flag(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    return raw.strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    database_url: str
+    listen: str
+    port_file: str
+    jwt_secret: str
+    jwt_issuer: str
+    jwt_audience: str
+    dev_mode: bool
+    auto_migrate: bool
+    idempotency_ttl_hours: int
+    max_workers: int
+    shutdown_grace_seconds: float
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        data_dir = Path(os.environ.get("MEMORY_DATA_DIR", "data")).resolve()
+        dev_mode = _flag("MEMORY_DEV_MODE", False)
+        secret = os.environ.get("MEMORY_JWT_SECRET", "")
+        if not secret:
+            if not dev_mode:
+                raise ConfigError(
+                    "MEMORY_JWT_SECRET is not set. Set it (32+ random characters), or set "
+                    "MEMORY_DEV_MODE=1 to use a generated development key."
+                )
+            secret = dev_secret(data_dir)
+        if len(secret) < 32:
+            raise ConfigError("MEMORY_JWT_SECRET must be at least 32 characters")
+        ttl = int(os.environ.get("MEMORY_IDEMPOTENCY_TTL_HOURS", "48"))
+        if ttl < 24:
+            raise ConfigError("MEMORY_IDEMPOTENCY_TTL_HOURS must be at least 24")
+        return cls(
+            data_dir=data_dir,
+            database_url=os.environ.get(
+                "MEMORY_DATABASE_URL", f"sqlite:///{data_dir / 'memory.db'}"
+            ),
+            listen=os.environ.get("MEMORY_LISTEN", "127.0.0.1:50051"),
+            port_file=os.environ.get("PORT_FILE", ""),
+            jwt_secret=secret,
+            jwt_issuer=os.environ.get("MEMORY_JWT_ISSUER", "crmmem"),
+            jwt_audience=os.environ.get("MEMORY_JWT_AUDIENCE", "crmmem.memory"),
+            dev_mode=dev_mode,
+            auto_migrate=_flag("MEMORY_AUTO_MIGRATE", True),
+            idempotency_ttl_hours=ttl,
+            max_workers=int(os.environ.get("MEMORY_MAX_WORKERS", "16")),
+            shutdown_grace_seconds=float(os.environ.get("MEMORY_SHUTDOWN_GRACE_SECONDS", "10")),
+        )
+
+
+def dev_secret(data_dir: Path) -> str:
+    """A per-checkout development key, created on first use and kept in the data folder."""
+    path = data_dir / "dev-jwt-secret"
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_hex(32))
+        path.chmod(0o600)
+    return path.read_text().strip()

@@ -1,0 +1,74 @@
+"""Who may read, write, confirm and delete which memory (I6, I7).
+
+The customer authorizer stands for the live CRM's permissions. The shipped implementation
+reads a grants table; another CRM plugs in behind the same protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from memory_service.domain.errors import PermissionDenied
+from memory_service.domain.model import Identity, Scope, ScopeType
+from memory_service.domain.ports import UnitOfWork, Visibility
+
+
+class CustomerAuthorizer(Protocol):
+    def is_allowed(self, uow: UnitOfWork, identity: Identity, customer_id: str) -> bool: ...
+
+    def allowed_customers(self, uow: UnitOfWork, identity: Identity) -> frozenset[str] | None:
+        """The customers the caller may use; None means all of the tenant's."""
+
+
+class GrantTableAuthorizer:
+    """Tenant admins see every customer; other callers the customers granted to them."""
+
+    def is_allowed(self, uow: UnitOfWork, identity: Identity, customer_id: str) -> bool:
+        return identity.is_admin or uow.grants.get(identity.user_id, customer_id) is not None
+
+    def allowed_customers(self, uow: UnitOfWork, identity: Identity) -> frozenset[str] | None:
+        return None if identity.is_admin else uow.grants.customers_of(identity.user_id)
+
+
+class AccessPolicy:
+    def __init__(self, authorizer: CustomerAuthorizer) -> None:
+        self._authorizer = authorizer
+
+    def visibility(self, uow: UnitOfWork, identity: Identity) -> Visibility:
+        users = None if identity.is_admin else frozenset({identity.user_id})
+        return Visibility(users, self._authorizer.allowed_customers(uow, identity))
+
+    def can_read(self, uow: UnitOfWork, identity: Identity, scope: Scope) -> bool:
+        match scope.type:
+            case ScopeType.USER:
+                return identity.is_admin or scope.id == identity.user_id
+            case ScopeType.CUSTOMER:
+                return self._authorizer.is_allowed(uow, identity, scope.id)
+            case ScopeType.ORGANIZATION:
+                return True
+
+    def can_write(self, uow: UnitOfWork, identity: Identity, scope: Scope) -> bool:
+        """User memory is written by its subject only, never on their behalf."""
+        match scope.type:
+            case ScopeType.USER:
+                return scope.id == identity.user_id
+            case ScopeType.CUSTOMER:
+                return self._authorizer.is_allowed(uow, identity, scope.id)
+            case ScopeType.ORGANIZATION:
+                return identity.is_admin
+
+    def can_delete(self, uow: UnitOfWork, identity: Identity, scope: Scope) -> bool:
+        if scope.type is ScopeType.USER:
+            return identity.is_admin or scope.id == identity.user_id
+        return self.can_write(uow, identity, scope)
+
+    def require_write(self, uow: UnitOfWork, identity: Identity, scope: Scope) -> None:
+        if not self.can_write(uow, identity, scope):
+            raise PermissionDenied(f"caller may not write {scope.type.value.lower()} memory here")
+
+
+def require_admin(identity: Identity) -> None:
+    if not identity.is_admin:
+        raise PermissionDenied(
+            "this call needs the admin role", reason="ROLE_REQUIRED", metadata={"role": "admin"}
+        )

@@ -1,0 +1,193 @@
+"""Domain records. Plain dataclasses so rules can be tested without a database or a wire format."""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+
+class ScopeType(enum.StrEnum):
+    USER = "USER"
+    CUSTOMER = "CUSTOMER"
+    ORGANIZATION = "ORGANIZATION"
+
+
+class MemoryKind(enum.StrEnum):
+    PREFERENCE = "PREFERENCE"
+    FACT = "FACT"
+
+
+class RevisionStatus(enum.StrEnum):
+    """SUPERSEDED is never stored: it follows from `superseded_from` and the clock."""
+
+    CANDIDATE = "CANDIDATE"
+    ACTIVE = "ACTIVE"
+    SUPERSEDED = "SUPERSEDED"
+    REJECTED = "REJECTED"
+    DELETED = "DELETED"
+
+
+class Speaker(enum.StrEnum):
+    USER = "USER"
+    ASSISTANT = "ASSISTANT"
+    THIRD_PARTY = "THIRD_PARTY"
+    TOOL = "TOOL"
+
+
+class ProvenanceMethod(enum.StrEnum):
+    USER_STATEMENT = "USER_STATEMENT"
+    USER_CONFIRMATION = "USER_CONFIRMATION"
+    ASSISTANT_INFERENCE = "ASSISTANT_INFERENCE"
+    IMPORT = "IMPORT"
+    RULE = "RULE"
+
+
+class EvidenceType(enum.StrEnum):
+    TRANSCRIPT_MESSAGE = "TRANSCRIPT_MESSAGE"
+    IMPORT_ITEM = "IMPORT_ITEM"
+
+
+class TurnStatus(enum.StrEnum):
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+
+
+ADMIN_ROLE = "admin"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    """32 hex characters: 48-bit milliseconds then 80 random bits, so ids sort by age."""
+    millis = int(time.time() * 1000) & ((1 << 48) - 1)
+    return f"{millis:012x}{os.urandom(10).hex()}"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who is calling, as established from verified credentials only."""
+
+    tenant_id: str
+    user_id: str
+    roles: frozenset[str] = frozenset()
+
+    @property
+    def is_admin(self) -> bool:
+        return ADMIN_ROLE in self.roles
+
+
+@dataclass(frozen=True)
+class Scope:
+    type: ScopeType
+    id: str
+
+
+@dataclass(frozen=True)
+class EvidenceRef:
+    type: EvidenceType
+    ref: str  # the evidence's resource name
+
+
+@dataclass(frozen=True)
+class Provenance:
+    speaker: Speaker
+    method: ProvenanceMethod
+    evidence: EvidenceRef
+    quote: str = ""
+    source_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    user_id: str
+    confirm_time: datetime
+
+
+@dataclass
+class Revision:
+    memory_id: str
+    number: int
+    value: str
+    valid_from: datetime | None
+    valid_until: datetime | None
+    status: RevisionStatus
+    provenance: Provenance
+    create_time: datetime
+    author_user_id: str
+    replaces_number: int = 0
+    superseded_from: datetime | None = None
+    superseded_by_number: int = 0
+    confirmation: Confirmation | None = None
+
+    @property
+    def inferred(self) -> bool:
+        """True unless the value rests on the subject's own words."""
+        return not (
+            self.provenance.speaker is Speaker.USER
+            and self.provenance.method
+            in (ProvenanceMethod.USER_STATEMENT, ProvenanceMethod.USER_CONFIRMATION)
+        )
+
+
+@dataclass
+class Memory:
+    id: str
+    tenant_id: str
+    scope: Scope
+    key: str
+    key_context: str
+    kind: MemoryKind
+    version: int
+    create_time: datetime
+    update_time: datetime
+    delete_time: datetime | None = None
+    revisions: list[Revision] = field(default_factory=list)
+
+    @property
+    def deleted(self) -> bool:
+        return self.delete_time is not None
+
+    @property
+    def latest(self) -> Revision | None:
+        return self.revisions[-1] if self.revisions else None
+
+    def revision(self, number: int) -> Revision | None:
+        for revision in self.revisions:
+            if revision.number == number:
+                return revision
+        return None
+
+
+@dataclass(frozen=True)
+class Message:
+    id: str
+    tenant_id: str
+    conversation_id: str
+    sequence: int
+    speaker: Speaker
+    text: str
+    status: TurnStatus
+    author_user_id: str
+    create_time: datetime
+
+
+@dataclass(frozen=True)
+class Conversation:
+    tenant_id: str
+    id: str
+    owner_user_id: str
+    create_time: datetime
+
+
+@dataclass(frozen=True)
+class CustomerGrant:
+    tenant_id: str
+    user_id: str
+    customer_id: str
+    granted_by_user_id: str
+    create_time: datetime

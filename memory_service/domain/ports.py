@@ -1,0 +1,114 @@
+"""What the domain needs from storage. Every repository is bound to one tenant when it is made."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from memory_service.domain.model import (
+    Conversation,
+    CustomerGrant,
+    Memory,
+    MemoryKind,
+    Message,
+    Revision,
+    Scope,
+    ScopeType,
+)
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """Which subjects a caller may see; applied inside the query, never after it."""
+
+    user_ids: frozenset[str] | None  # None: every user of the tenant
+    customer_ids: frozenset[str] | None  # None: every customer of the tenant
+    organization: bool = True
+
+
+@dataclass(frozen=True)
+class MemoryQuery:
+    visibility: Visibility
+    scope_type: ScopeType | None = None
+    scope_id: str = ""
+    key: str = ""
+    kind: MemoryKind | None = None
+    show_deleted: bool = False
+
+
+class MemoryRepository(Protocol):
+    def get(self, memory_id: str) -> Memory | None: ...
+    def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None: ...
+    def add(self, memory: Memory) -> None: ...
+    def add_revision(self, revision: Revision) -> None: ...
+    def update_revision(self, revision: Revision) -> None: ...
+    def claim_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
+        """Compare-and-swap the memory's version; False when another writer moved it first."""
+
+    def mark_deleted(self, memory_id: str, now: datetime) -> None: ...
+    def list_after(self, query: MemoryQuery, after_id: str, limit: int) -> list[Memory]: ...
+
+
+class TranscriptRepository(Protocol):
+    def get_conversation(self, conversation_id: str) -> Conversation | None: ...
+    def add_conversation(self, conversation: Conversation) -> None: ...
+    def claim_sequence(self, conversation_id: str) -> int: ...
+    def add_message(self, message: Message) -> None: ...
+    def get_message(self, conversation_id: str, message_id: str) -> Message | None: ...
+    def list_messages(
+        self, conversation_id: str, after_sequence: int, limit: int
+    ) -> list[Message]: ...
+
+
+class GrantRepository(Protocol):
+    def get(self, user_id: str, customer_id: str) -> CustomerGrant | None: ...
+    def add(self, grant: CustomerGrant) -> None: ...
+    def remove(self, user_id: str, customer_id: str) -> bool: ...
+    def customers_of(self, user_id: str) -> frozenset[str]: ...
+    def list_after(
+        self, user_id: str | None, after: tuple[str, str], limit: int
+    ) -> list[CustomerGrant]: ...
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    method: str
+    fingerprint: str
+    response: bytes
+    create_time: datetime
+
+
+class IdempotencyRepository(Protocol):
+    def get(self, user_id: str, request_id: str) -> StoredResponse | None: ...
+    def put(self, user_id: str, request_id: str, stored: StoredResponse) -> None: ...
+
+
+class UnitOfWork(Protocol):
+    """One transaction over one tenant's data."""
+
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def memories(self) -> MemoryRepository: ...
+    @property
+    def transcript(self) -> TranscriptRepository: ...
+    @property
+    def grants(self) -> GrantRepository: ...
+    @property
+    def idempotency(self) -> IdempotencyRepository: ...
+
+    def commit(self) -> None: ...
+
+
+class UnitOfWorkFactory(Protocol):
+    def __call__(
+        self, tenant_id: str, *, write: bool
+    ) -> AbstractContextManager[UnitOfWork, bool | None]: ...
+
+
+def chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

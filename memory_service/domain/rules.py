@@ -1,0 +1,101 @@
+"""Pure rules about time, state and authority. Each invariant of the spec has its rule here."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.model import (
+    Memory,
+    ProvenanceMethod,
+    Revision,
+    RevisionStatus,
+    Speaker,
+)
+
+KEY_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]{0,127}$")
+SUBJECT_ID_PATTERN = re.compile(r"^[A-Za-z0-9._@:-]{1,128}$")
+CONVERSATION_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+MAX_VALUE_CHARS = 4000
+MAX_QUOTE_CHARS = 2000
+MAX_MESSAGE_CHARS = 32000
+
+
+def state_at(revision: Revision, instant: datetime) -> RevisionStatus:
+    """A revision replaced from a future instant stays ACTIVE until that instant arrives."""
+    if (
+        revision.status is RevisionStatus.ACTIVE
+        and revision.superseded_from is not None
+        and revision.superseded_from <= instant
+    ):
+        return RevisionStatus.SUPERSEDED
+    return revision.status
+
+
+def applies_at(revision: Revision, instant: datetime) -> bool:
+    if revision.status is not RevisionStatus.ACTIVE:
+        return False
+    if revision.valid_from is not None and instant < revision.valid_from:
+        return False
+    if revision.valid_until is not None and instant >= revision.valid_until:
+        return False
+    return revision.superseded_from is None or instant < revision.superseded_from
+
+
+def applicable_revision(memory: Memory, instant: datetime) -> Revision | None:
+    """I1: supersession keeps active intervals disjoint, so at most one revision matches."""
+    if memory.deleted:
+        return None
+    matches = [r for r in memory.revisions if applies_at(r, instant)]
+    return matches[-1] if matches else None
+
+
+def initial_status(speaker: Speaker, method: ProvenanceMethod) -> RevisionStatus:
+    """I5: only the subject's own words are authoritative without a confirmation."""
+    if speaker is Speaker.USER and method in (
+        ProvenanceMethod.USER_STATEMENT,
+        ProvenanceMethod.USER_CONFIRMATION,
+    ):
+        return RevisionStatus.ACTIVE
+    return RevisionStatus.CANDIDATE
+
+
+def supersede(memory: Memory, newcomer: Revision, effective_from: datetime) -> list[Revision]:
+    """Make `newcomer` the only authority from `effective_from` on; returns the revisions changed.
+
+    Every other active revision whose authority reaches past `effective_from` is cut there,
+    which keeps active intervals disjoint (I1) while the past stays readable with `as_of`.
+    """
+    changed = []
+    for revision in memory.revisions:
+        if revision is newcomer or revision.status is not RevisionStatus.ACTIVE:
+            continue
+        if revision.superseded_from is not None and revision.superseded_from <= effective_from:
+            continue
+        if revision.valid_until is not None and revision.valid_until <= effective_from:
+            continue
+        revision.superseded_from = effective_from
+        revision.superseded_by_number = newcomer.number
+        changed.append(revision)
+    return changed
+
+
+def newest_active(memory: Memory) -> Revision | None:
+    active = [r for r in memory.revisions if r.status is RevisionStatus.ACTIVE]
+    return active[-1] if active else None
+
+
+def check_interval(
+    valid_from: datetime | None, valid_until: datetime | None, field_prefix: str
+) -> None:
+    if valid_from is not None and valid_until is not None and valid_until <= valid_from:
+        raise InvalidArgument(f"{field_prefix}.valid_until", "must be later than valid_from")
+
+
+def normalize_for_match(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def quote_occurs(quote: str, evidence_text: str) -> bool:
+    return normalize_for_match(quote) in normalize_for_match(evidence_text)

@@ -1,0 +1,512 @@
+"""Use cases. Each runs inside a unit of work the caller opened, so one transaction holds
+the change, its supersessions and its idempotency record together."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from memory_service.domain import rules
+from memory_service.domain.authorization import AccessPolicy, require_admin
+from memory_service.domain.errors import (
+    Aborted,
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+)
+from memory_service.domain.model import (
+    Confirmation,
+    Conversation,
+    CustomerGrant,
+    EvidenceRef,
+    EvidenceType,
+    Identity,
+    Memory,
+    MemoryKind,
+    Message,
+    Provenance,
+    ProvenanceMethod,
+    Revision,
+    RevisionStatus,
+    Scope,
+    ScopeType,
+    Speaker,
+    TurnStatus,
+    new_id,
+)
+from memory_service.domain.ports import MemoryQuery, UnitOfWork
+
+MESSAGE_NAME = re.compile(r"^conversations/([A-Za-z0-9._-]{1,128})/messages/([0-9a-f]{32})$")
+
+
+def memory_name(memory_id: str) -> str:
+    return f"memories/{memory_id}"
+
+
+def etag_of(memory: Memory) -> str:
+    return f"v{memory.version}"
+
+
+@dataclass(frozen=True)
+class ProvenanceDraft:
+    speaker: Speaker | None
+    method: ProvenanceMethod
+    evidence: EvidenceRef
+    quote: str = ""
+    source_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RevisionDraft:
+    value: str
+    valid_from: datetime | None
+    valid_until: datetime | None
+    provenance: ProvenanceDraft
+
+
+@dataclass(frozen=True)
+class CreateMemory:
+    scope: Scope
+    key: str
+    key_context: str
+    kind: MemoryKind
+    revision: RevisionDraft
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    scope_type: ScopeType | None = None
+    scope_id: str = ""
+    key: str = ""
+    kind: MemoryKind | None = None
+    revision_state: RevisionStatus | None = None
+    value_contains: str = ""
+    show_deleted: bool = False
+
+
+class EvidenceResolver:
+    """I5: provenance names stored evidence the caller may see, and the quote is in it."""
+
+    def resolve(
+        self, uow: UnitOfWork, identity: Identity, draft: ProvenanceDraft, field: str
+    ) -> tuple[Provenance, str]:
+        """Returns the provenance as stored and the user id of who wrote the evidence."""
+        if draft.evidence.type is EvidenceType.IMPORT_ITEM:
+            raise InvalidArgument(
+                f"{field}.import_item",
+                f"{draft.evidence.ref!r} does not resolve to a stored import item",
+                reason="EVIDENCE_NOT_FOUND",
+            )
+        message = self.message(uow, identity, draft.evidence.ref, f"{field}.transcript_message")
+        if draft.speaker is not None and draft.speaker is not message.speaker:
+            raise InvalidArgument(
+                f"{field}.speaker",
+                f"the evidence was said by {message.speaker.value}, not {draft.speaker.value}",
+                reason="SPEAKER_MISMATCH",
+            )
+        if draft.quote and not rules.quote_occurs(draft.quote, message.text):
+            raise InvalidArgument(
+                f"{field}.quote", "does not occur in the evidence", reason="QUOTE_NOT_IN_EVIDENCE"
+            )
+        provenance = Provenance(
+            speaker=message.speaker,
+            method=draft.method,
+            evidence=draft.evidence,
+            quote=draft.quote,
+            source_time=draft.source_time or message.create_time,
+        )
+        return provenance, message.author_user_id
+
+    def message(self, uow: UnitOfWork, identity: Identity, name: str, field: str) -> Message:
+        match = MESSAGE_NAME.match(name)
+        if not match:
+            raise InvalidArgument(
+                field, "must look like conversations/{conversation}/messages/{message}"
+            )
+        conversation_id, message_id = match.groups()
+        conversation = uow.transcript.get_conversation(conversation_id)
+        message = uow.transcript.get_message(conversation_id, message_id)
+        if (
+            conversation is None
+            or message is None
+            or not (identity.is_admin or conversation.owner_user_id == identity.user_id)
+        ):
+            raise InvalidArgument(
+                field, f"{name!r} does not resolve to stored evidence", reason="EVIDENCE_NOT_FOUND"
+            )
+        return message
+
+
+class MemoryUseCases:
+    def __init__(self, policy: AccessPolicy, evidence: EvidenceResolver | None = None) -> None:
+        self._policy = policy
+        self._evidence = evidence or EvidenceResolver()
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def get(self, uow: UnitOfWork, identity: Identity, memory_id: str) -> Memory:
+        return self._visible(uow, identity, memory_id)
+
+    def list(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        memory_filter: MemoryFilter,
+        after_id: str,
+        limit: int,
+        instant: datetime,
+    ) -> tuple[list[Memory], str]:
+        """A page of visible memories and the id to continue after ('' when done)."""
+        query = MemoryQuery(
+            visibility=self._policy.visibility(uow, identity),
+            scope_type=memory_filter.scope_type,
+            scope_id=memory_filter.scope_id,
+            key=memory_filter.key,
+            kind=memory_filter.kind,
+            show_deleted=memory_filter.show_deleted,
+        )
+        page: list[Memory] = []
+        cursor = after_id
+        batch_size = max(limit, 100)
+        while True:
+            batch = uow.memories.list_after(query, cursor, batch_size)
+            for memory in batch:
+                cursor = memory.id
+                if self._matches(memory, memory_filter, instant):
+                    page.append(memory)
+                    if len(page) == limit:
+                        more = uow.memories.list_after(query, cursor, 1)
+                        return page, (cursor if more else "")
+            if len(batch) < batch_size:
+                return page, ""
+
+    @staticmethod
+    def _matches(memory: Memory, memory_filter: MemoryFilter, instant: datetime) -> bool:
+        if memory_filter.revision_state is not None and not any(
+            rules.state_at(r, instant) is memory_filter.revision_state for r in memory.revisions
+        ):
+            return False
+        if memory_filter.value_contains:
+            needle = memory_filter.value_contains.casefold()
+            shown = {rules.applicable_revision(memory, instant), memory.latest}
+            if not any(r is not None and needle in r.value.casefold() for r in shown):
+                return False
+        return True
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def create(
+        self, uow: UnitOfWork, identity: Identity, command: CreateMemory, now: datetime
+    ) -> tuple[Memory, Revision]:
+        scope = command.scope
+        if scope.type is ScopeType.USER and not scope.id:
+            scope = replace(scope, id=identity.user_id)
+        self._policy.require_write(uow, identity, scope)
+        draft = command.revision
+        provenance, evidence_author = self._evidence.resolve(
+            uow, identity, draft.provenance, "revision.provenance"
+        )
+        existing = uow.memories.find_live(scope, command.key, command.key_context)
+        if existing is not None:
+            raise AlreadyExists(
+                "a live memory with this scope, key and key_context exists; correct it instead",
+                metadata={"memory": memory_name(existing.id)},
+            )
+        memory = Memory(
+            id=new_id(),
+            tenant_id=uow.tenant_id,
+            scope=scope,
+            key=command.key,
+            key_context=command.key_context,
+            kind=command.kind,
+            version=1,
+            create_time=now,
+            update_time=now,
+        )
+        revision = Revision(
+            memory_id=memory.id,
+            number=1,
+            value=draft.value,
+            valid_from=draft.valid_from,
+            valid_until=draft.valid_until,
+            status=self._status_for(scope, provenance, evidence_author),
+            provenance=provenance,
+            create_time=now,
+            author_user_id=identity.user_id,
+        )
+        memory.revisions.append(revision)
+        uow.memories.add(memory)
+        return memory, revision
+
+    def correct(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        memory_id: str,
+        expected_version: int,
+        draft: RevisionDraft,
+        now: datetime,
+    ) -> tuple[Memory, Revision]:
+        memory = self._visible(uow, identity, memory_id)
+        self._policy.require_write(uow, identity, memory.scope)
+        self._check_version(uow, memory, expected_version)
+        provenance, evidence_author = self._evidence.resolve(
+            uow, identity, draft.provenance, "revision.provenance"
+        )
+        valid_from = draft.valid_from or now
+        rules.check_interval(valid_from, draft.valid_until, "revision")
+        self._claim(uow, memory, now)
+        replaced = rules.newest_active(memory)
+        revision = Revision(
+            memory_id=memory.id,
+            number=memory.revisions[-1].number + 1,
+            value=draft.value,
+            valid_from=valid_from,
+            valid_until=draft.valid_until,
+            status=self._status_for(memory.scope, provenance, evidence_author),
+            provenance=provenance,
+            create_time=now,
+            author_user_id=identity.user_id,
+            replaces_number=replaced.number if replaced else 0,
+        )
+        memory.revisions.append(revision)
+        uow.memories.add_revision(revision)
+        if revision.status is RevisionStatus.ACTIVE:
+            for changed in rules.supersede(memory, revision, valid_from):
+                uow.memories.update_revision(changed)
+        return memory, revision
+
+    def confirm(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        memory_id: str,
+        number: int,
+        expected_version: int | None,
+        confirming_message: str,
+        now: datetime,
+    ) -> tuple[Memory, Revision]:
+        memory, revision = self._candidate(uow, identity, memory_id, number, expected_version)
+        if confirming_message:
+            message = self._evidence.message(
+                uow, identity, confirming_message, "transcript_message"
+            )
+            if message.speaker is not Speaker.USER or message.author_user_id != identity.user_id:
+                raise InvalidArgument(
+                    "transcript_message",
+                    "a confirmation rests on the confirming user's own message",
+                    reason="SPEAKER_MISMATCH",
+                )
+        self._claim(uow, memory, now)
+        others_active = any(
+            r.status is RevisionStatus.ACTIVE for r in memory.revisions if r is not revision
+        )
+        if revision.valid_from is None and others_active:
+            revision.valid_from = now
+        revision.status = RevisionStatus.ACTIVE
+        revision.confirmation = Confirmation(identity.user_id, now)
+        uow.memories.update_revision(revision)
+        if revision.valid_from is not None:
+            for changed in rules.supersede(memory, revision, revision.valid_from):
+                uow.memories.update_revision(changed)
+        return memory, revision
+
+    def reject(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        memory_id: str,
+        number: int,
+        expected_version: int | None,
+        now: datetime,
+    ) -> tuple[Memory, Revision]:
+        memory, revision = self._candidate(uow, identity, memory_id, number, expected_version)
+        self._claim(uow, memory, now)
+        revision.status = RevisionStatus.REJECTED
+        uow.memories.update_revision(revision)
+        return memory, revision
+
+    def delete(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        memory_id: str,
+        expected_version: int | None,
+        now: datetime,
+    ) -> tuple[Memory, int]:
+        """Leaves active use and purges text in one transaction; returns the purge count."""
+        memory = self._visible(uow, identity, memory_id)
+        if not self._policy.can_delete(uow, identity, memory.scope):
+            raise PermissionDenied("caller may not delete this memory")
+        if expected_version is not None:
+            self._check_version(uow, memory, expected_version)
+        self._claim(uow, memory, now)
+        for revision in memory.revisions:
+            revision.status = RevisionStatus.DELETED
+            revision.value = ""
+            revision.provenance = replace(revision.provenance, quote="")
+            uow.memories.update_revision(revision)
+        uow.memories.mark_deleted(memory.id, now)
+        memory.delete_time = now
+        return memory, len(memory.revisions)
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _visible(self, uow: UnitOfWork, identity: Identity, memory_id: str) -> Memory:
+        """I7: a foreign, unauthorized or deleted memory answers exactly like a missing one."""
+        memory = uow.memories.get(memory_id)
+        if (
+            memory is None
+            or memory.deleted
+            or not self._policy.can_read(uow, identity, memory.scope)
+        ):
+            raise NotFound(memory_name(memory_id))
+        return memory
+
+    def _candidate(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        memory_id: str,
+        number: int,
+        expected_version: int | None,
+    ) -> tuple[Memory, Revision]:
+        memory = self._visible(uow, identity, memory_id)
+        revision = memory.revision(number)
+        if revision is None:
+            raise NotFound(f"{memory_name(memory_id)}/revisions/{number}")
+        subject_ok = (
+            memory.scope.id == identity.user_id
+            if memory.scope.type is ScopeType.USER
+            else self._policy.can_write(uow, identity, memory.scope)
+        )
+        if not subject_ok:
+            raise FailedPrecondition(
+                "only the memory's subject may confirm or reject its candidates",
+                reason="SUBJECT_CONFIRMATION_REQUIRED",
+            )
+        if revision.status is not RevisionStatus.CANDIDATE:
+            raise FailedPrecondition(f"revision {number} is {revision.status.value}, not CANDIDATE")
+        if expected_version is not None:
+            self._check_version(uow, memory, expected_version)
+        return memory, revision
+
+    @staticmethod
+    def _status_for(scope: Scope, provenance: Provenance, evidence_author: str) -> RevisionStatus:
+        status = rules.initial_status(provenance.speaker, provenance.method)
+        if scope.type is ScopeType.USER and evidence_author != scope.id:
+            return (
+                RevisionStatus.CANDIDATE
+            )  # somebody else's words are not the subject's preference
+        return status
+
+    def _check_version(self, uow: UnitOfWork, memory: Memory, expected_version: int) -> None:
+        if memory.version != expected_version:
+            raise self._stale(memory)
+
+    def _claim(self, uow: UnitOfWork, memory: Memory, now: datetime) -> None:
+        """I3: the compare-and-swap that makes exactly one of two racing writers win."""
+        if not uow.memories.claim_version(memory.id, memory.version, now):
+            current = uow.memories.get(memory.id)
+            raise self._stale(current or memory)
+        memory.version += 1
+        memory.update_time = now
+
+    @staticmethod
+    def _stale(current: Memory) -> Aborted:
+        latest = current.latest
+        return Aborted(
+            "the memory changed since it was read; re-read it and retry",
+            current,
+            {
+                "current_etag": etag_of(current),
+                "current_revision": (
+                    f"{memory_name(current.id)}/revisions/{latest.number}" if latest else ""
+                ),
+            },
+        )
+
+
+class TranscriptUseCases:
+    """The audit transcript: append-only evidence, never memory."""
+
+    def append(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        conversation_id: str,
+        speaker: Speaker,
+        text: str,
+        status: TurnStatus,
+        now: datetime,
+    ) -> Message:
+        conversation = uow.transcript.get_conversation(conversation_id)
+        if conversation is None:
+            conversation = Conversation(uow.tenant_id, conversation_id, identity.user_id, now)
+            uow.transcript.add_conversation(conversation)
+        elif conversation.owner_user_id != identity.user_id:
+            raise NotFound(f"conversations/{conversation_id}")
+        message = Message(
+            id=new_id(),
+            tenant_id=uow.tenant_id,
+            conversation_id=conversation_id,
+            sequence=uow.transcript.claim_sequence(conversation_id),
+            speaker=speaker,
+            text=text,
+            status=status,
+            author_user_id=identity.user_id,
+            create_time=now,
+        )
+        uow.transcript.add_message(message)
+        return message
+
+    def list(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        conversation_id: str,
+        after_sequence: int,
+        limit: int,
+    ) -> tuple[list[Message], bool]:
+        conversation = uow.transcript.get_conversation(conversation_id)
+        if conversation is None or not (
+            identity.is_admin or conversation.owner_user_id == identity.user_id
+        ):
+            raise NotFound(f"conversations/{conversation_id}")
+        messages = uow.transcript.list_messages(conversation_id, after_sequence, limit + 1)
+        return messages[:limit], len(messages) > limit
+
+
+class AccessUseCases:
+    def grant(
+        self, uow: UnitOfWork, identity: Identity, user_id: str, customer_id: str, now: datetime
+    ) -> CustomerGrant:
+        require_admin(identity)
+        existing = uow.grants.get(user_id, customer_id)
+        if existing is not None:
+            return existing
+        grant = CustomerGrant(uow.tenant_id, user_id, customer_id, identity.user_id, now)
+        uow.grants.add(grant)
+        return grant
+
+    def revoke(self, uow: UnitOfWork, identity: Identity, user_id: str, customer_id: str) -> bool:
+        require_admin(identity)
+        return uow.grants.remove(user_id, customer_id)
+
+    def list(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        user_id: str,
+        after: tuple[str, str],
+        limit: int,
+    ) -> tuple[list[CustomerGrant], bool]:
+        if user_id and user_id != identity.user_id:
+            require_admin(identity)
+        if not user_id and not identity.is_admin:
+            user_id = identity.user_id
+        grants = uow.grants.list_after(user_id or None, after, limit + 1)
+        return grants[:limit], len(grants) > limit

@@ -1,0 +1,1 @@
+"""SQL storage: typed models, tenant-scoped repositories and the unit of work."""

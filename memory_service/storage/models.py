@@ -1,0 +1,147 @@
+"""Tables. Times are stored as naive UTC so SQLite and PostgreSQL compare them the same way."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+ID = String(32)
+NAME = String(128)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the database")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class MemoryRow(Base):
+    __tablename__ = "memories"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(NAME)
+    scope_type: Mapped[str] = mapped_column(String(16))
+    scope_id: Mapped[str] = mapped_column(NAME)
+    key: Mapped[str] = mapped_column(NAME)
+    key_context: Mapped[str] = mapped_column(NAME)
+    kind: Mapped[str] = mapped_column(String(16))
+    version: Mapped[int] = mapped_column(Integer)
+    # True while live, NULL once deleted: the unique key below then admits a new live memory.
+    live: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    update_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    delete_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+    __table_args__ = (
+        UniqueConstraint(
+            "tenant_id", "scope_type", "scope_id", "key", "key_context", "live",
+            name="uq_memories_live_key",
+        ),
+        Index("ix_memories_tenant_id_id", "tenant_id", "id"),
+    )  # fmt: skip
+
+
+class RevisionRow(Base):
+    __tablename__ = "memory_revisions"
+
+    memory_id: Mapped[str] = mapped_column(ID, ForeignKey("memories.id"), primary_key=True)
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(NAME)
+    value: Mapped[str] = mapped_column(Text)
+    valid_from: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    valid_until: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    superseded_from: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    superseded_by_number: Mapped[int] = mapped_column(Integer)
+    replaces_number: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16))
+    speaker: Mapped[str] = mapped_column(String(16))
+    method: Mapped[str] = mapped_column(String(32))
+    evidence_type: Mapped[str] = mapped_column(String(32))
+    evidence_ref: Mapped[str] = mapped_column(String(320))
+    quote: Mapped[str] = mapped_column(Text)
+    source_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    author_user_id: Mapped[str] = mapped_column(NAME)
+    confirmed_by: Mapped[str | None] = mapped_column(NAME, nullable=True)
+    confirm_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+    __table_args__ = (Index("ix_memory_revisions_tenant_id", "tenant_id"),)
+
+
+class ConversationRow(Base):
+    __tablename__ = "conversations"
+
+    tenant_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    owner_user_id: Mapped[str] = mapped_column(NAME)
+    last_sequence: Mapped[int] = mapped_column(Integer)
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class MessageRow(Base):
+    __tablename__ = "transcript_messages"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(NAME)
+    conversation_id: Mapped[str] = mapped_column(NAME)
+    sequence: Mapped[int] = mapped_column(Integer)
+    speaker: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))
+    author_user_id: Mapped[str] = mapped_column(NAME)
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime)
+
+    __table_args__ = (
+        UniqueConstraint(
+            "tenant_id", "conversation_id", "sequence", name="uq_transcript_messages_sequence"
+        ),
+    )
+
+
+class CustomerGrantRow(Base):
+    __tablename__ = "customer_grants"
+
+    tenant_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    user_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    customer_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    granted_by_user_id: Mapped[str] = mapped_column(NAME)
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class IdempotencyRow(Base):
+    __tablename__ = "idempotency_keys"
+
+    tenant_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    user_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    request_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    method: Mapped[str] = mapped_column(String(64))
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    response: Mapped[bytes] = mapped_column(LargeBinary)
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime, index=True)

@@ -1,0 +1,439 @@
+"""Repositories bound to one tenant. Every read starts from `TenantScoped._select`, so no query
+can forget the tenant filter (I7)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any, TypeVar
+
+from sqlalchemy import Select, and_, delete, false, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from memory_service.domain.errors import WriteConflict
+from memory_service.domain.model import (
+    Confirmation,
+    Conversation,
+    CustomerGrant,
+    EvidenceRef,
+    EvidenceType,
+    Memory,
+    MemoryKind,
+    Message,
+    Provenance,
+    ProvenanceMethod,
+    Revision,
+    RevisionStatus,
+    Scope,
+    ScopeType,
+    Speaker,
+    TurnStatus,
+)
+from memory_service.domain.ports import MemoryQuery, StoredResponse, Visibility, chunks
+from memory_service.storage.models import (
+    ConversationRow,
+    CustomerGrantRow,
+    IdempotencyRow,
+    MemoryRow,
+    MessageRow,
+    RevisionRow,
+)
+
+Row = TypeVar("Row", MemoryRow, RevisionRow, ConversationRow, MessageRow, CustomerGrantRow)
+IN_CLAUSE_CHUNK = 500
+
+
+class TenantScoped:
+    def __init__(self, session: Session, tenant_id: str) -> None:
+        self._session = session
+        self._tenant_id = tenant_id
+
+    def _select(self, model: type[Row]) -> Select[Row]:
+        return (
+            select(model)
+            .where(model.tenant_id == self._tenant_id)
+            .execution_options(populate_existing=True)
+        )
+
+    def _insert(self, row: Any) -> None:
+        self._session.add(row)
+        try:
+            self._session.flush()
+        except IntegrityError as error:
+            raise WriteConflict(str(error.orig)) from error
+
+
+class SqlMemoryRepository(TenantScoped):
+    def get(self, memory_id: str) -> Memory | None:
+        row = self._session.scalars(
+            self._select(MemoryRow).where(MemoryRow.id == memory_id)
+        ).first()
+        return None if row is None else self._with_revisions([row])[0]
+
+    def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None:
+        row = self._session.scalars(
+            self._select(MemoryRow).where(
+                MemoryRow.scope_type == scope.type.value,
+                MemoryRow.scope_id == scope.id,
+                MemoryRow.key == key,
+                MemoryRow.key_context == key_context,
+                MemoryRow.live.is_(True),
+            )
+        ).first()
+        return None if row is None else self._with_revisions([row])[0]
+
+    def add(self, memory: Memory) -> None:
+        self._insert(
+            MemoryRow(
+                id=memory.id,
+                tenant_id=self._tenant_id,
+                scope_type=memory.scope.type.value,
+                scope_id=memory.scope.id,
+                key=memory.key,
+                key_context=memory.key_context,
+                kind=memory.kind.value,
+                version=memory.version,
+                live=True,
+                create_time=memory.create_time,
+                update_time=memory.update_time,
+            )
+        )
+        for revision in memory.revisions:
+            self.add_revision(revision)
+
+    def add_revision(self, revision: Revision) -> None:
+        self._insert(RevisionRow(tenant_id=self._tenant_id, **_revision_columns(revision)))
+
+    def update_revision(self, revision: Revision) -> None:
+        self._session.execute(
+            update(RevisionRow)
+            .where(
+                RevisionRow.tenant_id == self._tenant_id,
+                RevisionRow.memory_id == revision.memory_id,
+                RevisionRow.number == revision.number,
+            )
+            .values(**_revision_columns(revision))
+            .execution_options(synchronize_session=False)
+        )
+
+    def claim_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
+        result = self._session.execute(
+            update(MemoryRow)
+            .where(
+                MemoryRow.tenant_id == self._tenant_id,
+                MemoryRow.id == memory_id,
+                MemoryRow.version == expected_version,
+            )
+            .values(version=expected_version + 1, update_time=now)
+            .execution_options(synchronize_session=False)
+        )
+        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+    def mark_deleted(self, memory_id: str, now: datetime) -> None:
+        self._session.execute(
+            update(MemoryRow)
+            .where(MemoryRow.tenant_id == self._tenant_id, MemoryRow.id == memory_id)
+            .values(live=None, delete_time=now, update_time=now)
+            .execution_options(synchronize_session=False)
+        )
+
+    def list_after(self, query: MemoryQuery, after_id: str, limit: int) -> list[Memory]:
+        statement = self._select(MemoryRow).where(_visible(query.visibility))
+        if after_id:
+            statement = statement.where(MemoryRow.id > after_id)
+        if query.scope_type is not None:
+            statement = statement.where(MemoryRow.scope_type == query.scope_type.value)
+            if query.scope_id:
+                statement = statement.where(MemoryRow.scope_id == query.scope_id)
+        if query.key:
+            statement = statement.where(MemoryRow.key == query.key)
+        if query.kind is not None:
+            statement = statement.where(MemoryRow.kind == query.kind.value)
+        if not query.show_deleted:
+            statement = statement.where(MemoryRow.live.is_(True))
+        rows = list(self._session.scalars(statement.order_by(MemoryRow.id).limit(limit)))
+        return self._with_revisions(rows)
+
+    def _with_revisions(self, rows: list[MemoryRow]) -> list[Memory]:
+        by_memory: dict[str, list[Revision]] = defaultdict(list)
+        for ids in chunks([row.id for row in rows], IN_CLAUSE_CHUNK):
+            revisions = self._session.scalars(
+                self._select(RevisionRow)
+                .where(RevisionRow.memory_id.in_(ids))
+                .order_by(RevisionRow.memory_id, RevisionRow.number)
+            )
+            for revision in revisions:
+                by_memory[revision.memory_id].append(_revision(revision))
+        return [_memory(row, by_memory[row.id]) for row in rows]
+
+
+def _visible(visibility: Visibility) -> Any:
+    """The visibility rule as SQL, so pagination never counts rows the caller cannot see."""
+    user = MemoryRow.scope_type == ScopeType.USER.value
+    if visibility.user_ids is not None:
+        user = and_(user, MemoryRow.scope_id.in_(sorted(visibility.user_ids)))
+    customer = MemoryRow.scope_type == ScopeType.CUSTOMER.value
+    if visibility.customer_ids is not None:
+        customer = and_(customer, MemoryRow.scope_id.in_(sorted(visibility.customer_ids)))
+    organization = (
+        MemoryRow.scope_type == ScopeType.ORGANIZATION.value if visibility.organization else false()
+    )
+    return or_(user, customer, organization)
+
+
+def _revision_columns(revision: Revision) -> dict[str, Any]:
+    provenance = revision.provenance
+    confirmation = revision.confirmation
+    return {
+        "memory_id": revision.memory_id,
+        "number": revision.number,
+        "value": revision.value,
+        "valid_from": revision.valid_from,
+        "valid_until": revision.valid_until,
+        "superseded_from": revision.superseded_from,
+        "superseded_by_number": revision.superseded_by_number,
+        "replaces_number": revision.replaces_number,
+        "status": revision.status.value,
+        "speaker": provenance.speaker.value,
+        "method": provenance.method.value,
+        "evidence_type": provenance.evidence.type.value,
+        "evidence_ref": provenance.evidence.ref,
+        "quote": provenance.quote,
+        "source_time": provenance.source_time,
+        "create_time": revision.create_time,
+        "author_user_id": revision.author_user_id,
+        "confirmed_by": confirmation.user_id if confirmation else None,
+        "confirm_time": confirmation.confirm_time if confirmation else None,
+    }
+
+
+def _revision(row: RevisionRow) -> Revision:
+    confirmation = None
+    if row.confirmed_by is not None and row.confirm_time is not None:
+        confirmation = Confirmation(row.confirmed_by, row.confirm_time)
+    return Revision(
+        memory_id=row.memory_id,
+        number=row.number,
+        value=row.value,
+        valid_from=row.valid_from,
+        valid_until=row.valid_until,
+        status=RevisionStatus(row.status),
+        provenance=Provenance(
+            speaker=Speaker(row.speaker),
+            method=ProvenanceMethod(row.method),
+            evidence=EvidenceRef(EvidenceType(row.evidence_type), row.evidence_ref),
+            quote=row.quote,
+            source_time=row.source_time,
+        ),
+        create_time=row.create_time,
+        author_user_id=row.author_user_id,
+        replaces_number=row.replaces_number,
+        superseded_from=row.superseded_from,
+        superseded_by_number=row.superseded_by_number,
+        confirmation=confirmation,
+    )
+
+
+def _memory(row: MemoryRow, revisions: list[Revision]) -> Memory:
+    return Memory(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        scope=Scope(ScopeType(row.scope_type), row.scope_id),
+        key=row.key,
+        key_context=row.key_context,
+        kind=MemoryKind(row.kind),
+        version=row.version,
+        create_time=row.create_time,
+        update_time=row.update_time,
+        delete_time=row.delete_time,
+        revisions=revisions,
+    )
+
+
+class SqlTranscriptRepository(TenantScoped):
+    def get_conversation(self, conversation_id: str) -> Conversation | None:
+        row = self._session.scalars(
+            self._select(ConversationRow).where(ConversationRow.id == conversation_id)
+        ).first()
+        if row is None:
+            return None
+        return Conversation(row.tenant_id, row.id, row.owner_user_id, row.create_time)
+
+    def add_conversation(self, conversation: Conversation) -> None:
+        self._insert(
+            ConversationRow(
+                tenant_id=self._tenant_id,
+                id=conversation.id,
+                owner_user_id=conversation.owner_user_id,
+                last_sequence=0,
+                create_time=conversation.create_time,
+            )
+        )
+
+    def claim_sequence(self, conversation_id: str) -> int:
+        """The row update also serializes concurrent appends to one conversation."""
+        sequence = self._session.execute(
+            update(ConversationRow)
+            .where(
+                ConversationRow.tenant_id == self._tenant_id,
+                ConversationRow.id == conversation_id,
+            )
+            .values(last_sequence=ConversationRow.last_sequence + 1)
+            .returning(ConversationRow.last_sequence)
+            .execution_options(synchronize_session=False)
+        ).scalar_one()
+        return int(sequence)
+
+    def add_message(self, message: Message) -> None:
+        self._insert(
+            MessageRow(
+                id=message.id,
+                tenant_id=self._tenant_id,
+                conversation_id=message.conversation_id,
+                sequence=message.sequence,
+                speaker=message.speaker.value,
+                text=message.text,
+                status=message.status.value,
+                author_user_id=message.author_user_id,
+                create_time=message.create_time,
+            )
+        )
+
+    def get_message(self, conversation_id: str, message_id: str) -> Message | None:
+        row = self._session.scalars(
+            self._select(MessageRow).where(
+                MessageRow.conversation_id == conversation_id, MessageRow.id == message_id
+            )
+        ).first()
+        return None if row is None else _message(row)
+
+    def list_messages(self, conversation_id: str, after_sequence: int, limit: int) -> list[Message]:
+        rows = self._session.scalars(
+            self._select(MessageRow)
+            .where(
+                MessageRow.conversation_id == conversation_id,
+                MessageRow.sequence > after_sequence,
+            )
+            .order_by(MessageRow.sequence)
+            .limit(limit)
+        )
+        return [_message(row) for row in rows]
+
+
+def _message(row: MessageRow) -> Message:
+    return Message(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        conversation_id=row.conversation_id,
+        sequence=row.sequence,
+        speaker=Speaker(row.speaker),
+        text=row.text,
+        status=TurnStatus(row.status),
+        author_user_id=row.author_user_id,
+        create_time=row.create_time,
+    )
+
+
+class SqlGrantRepository(TenantScoped):
+    def get(self, user_id: str, customer_id: str) -> CustomerGrant | None:
+        row = self._session.scalars(
+            self._select(CustomerGrantRow).where(
+                CustomerGrantRow.user_id == user_id, CustomerGrantRow.customer_id == customer_id
+            )
+        ).first()
+        return None if row is None else _grant(row)
+
+    def add(self, grant: CustomerGrant) -> None:
+        self._insert(
+            CustomerGrantRow(
+                tenant_id=self._tenant_id,
+                user_id=grant.user_id,
+                customer_id=grant.customer_id,
+                granted_by_user_id=grant.granted_by_user_id,
+                create_time=grant.create_time,
+            )
+        )
+
+    def remove(self, user_id: str, customer_id: str) -> bool:
+        result = self._session.execute(
+            delete(CustomerGrantRow).where(
+                CustomerGrantRow.tenant_id == self._tenant_id,
+                CustomerGrantRow.user_id == user_id,
+                CustomerGrantRow.customer_id == customer_id,
+            )
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def customers_of(self, user_id: str) -> frozenset[str]:
+        rows = self._session.scalars(
+            self._select(CustomerGrantRow).where(CustomerGrantRow.user_id == user_id)
+        )
+        return frozenset(row.customer_id for row in rows)
+
+    def list_after(
+        self, user_id: str | None, after: tuple[str, str], limit: int
+    ) -> list[CustomerGrant]:
+        statement = self._select(CustomerGrantRow)
+        if user_id is not None:
+            statement = statement.where(CustomerGrantRow.user_id == user_id)
+        if after != ("", ""):
+            statement = statement.where(
+                or_(
+                    CustomerGrantRow.user_id > after[0],
+                    and_(
+                        CustomerGrantRow.user_id == after[0],
+                        CustomerGrantRow.customer_id > after[1],
+                    ),
+                )
+            )
+        rows = self._session.scalars(
+            statement.order_by(CustomerGrantRow.user_id, CustomerGrantRow.customer_id).limit(limit)
+        )
+        return [_grant(row) for row in rows]
+
+
+def _grant(row: CustomerGrantRow) -> CustomerGrant:
+    return CustomerGrant(
+        row.tenant_id, row.user_id, row.customer_id, row.granted_by_user_id, row.create_time
+    )
+
+
+class SqlIdempotencyRepository(TenantScoped):
+    def get(self, user_id: str, request_id: str) -> StoredResponse | None:
+        row = self._session.scalars(
+            select(IdempotencyRow).where(
+                IdempotencyRow.tenant_id == self._tenant_id,
+                IdempotencyRow.user_id == user_id,
+                IdempotencyRow.request_id == request_id,
+            )
+        ).first()
+        if row is None:
+            return None
+        return StoredResponse(row.method, row.fingerprint, row.response, row.create_time)
+
+    def put(self, user_id: str, request_id: str, stored: StoredResponse) -> None:
+        self._session.execute(
+            delete(IdempotencyRow).where(
+                IdempotencyRow.tenant_id == self._tenant_id,
+                IdempotencyRow.user_id == user_id,
+                IdempotencyRow.request_id == request_id,
+            )
+        )
+        self._insert(
+            IdempotencyRow(
+                tenant_id=self._tenant_id,
+                user_id=user_id,
+                request_id=request_id,
+                method=stored.method,
+                fingerprint=stored.fingerprint,
+                response=stored.response,
+                create_time=stored.create_time,
+            )
+        )
+
+
+def purge_idempotency_keys(session: Session, older_than: datetime) -> int:
+    """Maintenance across tenants: forget request ids past their retention."""
+    result = session.execute(delete(IdempotencyRow).where(IdempotencyRow.create_time < older_than))
+    return int(result.rowcount)  # type: ignore[attr-defined]

@@ -1,0 +1,91 @@
+"""One SQL transaction over one tenant. Write transactions take SQLite's write lock up front
+(BEGIN IMMEDIATE) so two writers queue instead of deadlocking on a lock upgrade."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from memory_service.domain.errors import WriteConflict
+from memory_service.storage.repositories import (
+    SqlGrantRepository,
+    SqlIdempotencyRepository,
+    SqlMemoryRepository,
+    SqlTranscriptRepository,
+)
+
+READ_ONLY = "crmmem_read_only"
+
+
+def create_database_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        return _sqlite_engine(url)
+    return create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+def _sqlite_engine(url: str) -> Engine:
+    path = url.split("///", 1)[-1]
+    if path and path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        read_only = connection.get_execution_options().get(READ_ONLY, False)
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+    return engine
+
+
+class SqlUnitOfWork:
+    def __init__(self, session: Session, tenant_id: str) -> None:
+        self.tenant_id = tenant_id
+        self.session = session
+        self.memories = SqlMemoryRepository(session, tenant_id)
+        self.transcript = SqlTranscriptRepository(session, tenant_id)
+        self.grants = SqlGrantRepository(session, tenant_id)
+        self.idempotency = SqlIdempotencyRepository(session, tenant_id)
+
+    def commit(self) -> None:
+        try:
+            self.session.commit()
+        except IntegrityError as error:
+            raise WriteConflict(str(error.orig)) from error
+
+
+class SqlUnitOfWorkFactory:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._read_engine = engine.execution_options(**{READ_ONLY: True})
+
+    @contextmanager
+    def __call__(self, tenant_id: str, *, write: bool) -> Iterator[SqlUnitOfWork]:
+        bind = self.engine if write else self._read_engine
+        with Session(bind=bind, expire_on_commit=False, autoflush=False) as session:
+            try:
+                yield SqlUnitOfWork(session, tenant_id)
+            finally:
+                if session.in_transaction():
+                    session.rollback()
+
+    @contextmanager
+    def maintenance(self) -> Iterator[Session]:
+        """A session across tenants, for housekeeping only."""
+        with Session(bind=self.engine) as session, session.begin():
+            yield session

@@ -1,0 +1,1 @@
+"""gRPC transport: servicers, proto/domain conversion, authentication and error mapping."""

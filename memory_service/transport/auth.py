@@ -1,0 +1,73 @@
+"""Bearer-token authentication (I6): tenant, user and roles come from a verified JWT only."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import grpc
+import jwt
+
+from memory_service.domain.errors import Unauthenticated
+from memory_service.domain.model import Identity
+from memory_service.domain.rules import SUBJECT_ID_PATTERN
+
+ALGORITHM = "HS256"
+
+
+class TokenAuthenticator:
+    def __init__(self, secret: str, issuer: str, audience: str) -> None:
+        self._secret = secret
+        self._issuer = issuer
+        self._audience = audience
+
+    def authenticate(self, context: grpc.ServicerContext) -> Identity:
+        header = ""
+        for key, value in context.invocation_metadata() or ():
+            if key == "authorization":
+                header = value if isinstance(value, str) else value.decode()
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            raise Unauthenticated("send 'authorization: Bearer <token>' metadata")
+        return self.verify(token.strip())
+
+    def verify(self, token: str) -> Identity:
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                self._secret,
+                algorithms=[ALGORITHM],
+                audience=self._audience,
+                issuer=self._issuer,
+                options={"require": ["exp", "iat", "sub", "tenant"]},
+                leeway=30,
+            )
+        except jwt.ExpiredSignatureError as error:
+            raise Unauthenticated("the token has expired") from error
+        except jwt.InvalidTokenError as error:
+            raise Unauthenticated(f"the token is not valid: {error}") from error
+        tenant, user, roles = claims.get("tenant"), claims.get("sub"), claims.get("roles", [])
+        if not isinstance(tenant, str) or not SUBJECT_ID_PATTERN.match(tenant):
+            raise Unauthenticated("the token's tenant claim is malformed")
+        if not isinstance(user, str) or not SUBJECT_ID_PATTERN.match(user):
+            raise Unauthenticated("the token's sub claim is malformed")
+        if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+            raise Unauthenticated("the token's roles claim must be a list of strings")
+        return Identity(tenant, user, frozenset(roles))
+
+    def mint(
+        self, tenant: str, user: str, roles: Sequence[str] = (), ttl_seconds: int = 86400
+    ) -> str:
+        """Development tokens only; production tokens come from the identity provider."""
+        now = int(time.time())
+        claims = {
+            "iss": self._issuer,
+            "aud": self._audience,
+            "sub": user,
+            "tenant": tenant,
+            "roles": list(roles),
+            "iat": now,
+            "exp": now + ttl_seconds,
+        }
+        return jwt.encode(claims, self._secret, algorithm=ALGORITHM)

@@ -1,0 +1,439 @@
+"""Proto <-> domain. Syntactic validation lives here, so every field error names the proto path."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Generic, TypeVar
+
+from crmmem.memory.v1 import access_service_pb2 as access_pb
+from crmmem.memory.v1 import memory_pb2 as pb
+from crmmem.memory.v1 import memory_service_pb2 as service_pb
+from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
+from google.protobuf.message import Message as ProtoMessage
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from memory_service.domain import rules
+from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.model import (
+    CustomerGrant,
+    EvidenceRef,
+    EvidenceType,
+    Memory,
+    MemoryKind,
+    Message,
+    ProvenanceMethod,
+    Revision,
+    RevisionStatus,
+    Scope,
+    ScopeType,
+    Speaker,
+    TurnStatus,
+)
+from memory_service.domain.services import (
+    CreateMemory,
+    MemoryFilter,
+    ProvenanceDraft,
+    RevisionDraft,
+    etag_of,
+    memory_name,
+)
+
+E = TypeVar("E", bound=StrEnum)
+
+MEMORY_NAME = re.compile(r"^memories/([0-9a-f]{32})$")
+REVISION_NAME = re.compile(r"^memories/([0-9a-f]{32})/revisions/([1-9][0-9]{0,8})$")
+CONVERSATION_NAME = re.compile(r"^conversations/([A-Za-z0-9._-]{1,128})$")
+GRANT_NAME = re.compile(
+    r"^users/([A-Za-z0-9._@:-]{1,128})/customerGrants/([A-Za-z0-9._@:-]{1,128})$"
+)
+ETAG = re.compile(r"^v([1-9][0-9]{0,17})$")
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 1000
+MAX_FILTER_CHARS = 200
+
+
+# --- scalars ---------------------------------------------------------------------------------
+
+
+V = TypeVar("V", bound=int)
+
+
+class EnumMap(Generic[E, V]):
+    """One domain enum <-> one proto enum. Unknown numbers (open proto3 enums) are rejected."""
+
+    def __init__(self, pairs: dict[E, V]) -> None:
+        self._to_proto = pairs
+        self._to_domain = {int(value): member for member, value in pairs.items()}
+
+    def proto(self, member: E) -> V:
+        return self._to_proto[member]
+
+    def optional(self, value: int, field: str) -> E | None:
+        if value == 0:
+            return None
+        member = self._to_domain.get(value)
+        if member is None:
+            raise InvalidArgument(field, f"unknown enum value {value}")
+        return member
+
+    def required(self, value: int, field: str) -> E:
+        member = self.optional(value, field)
+        if member is None:
+            raise InvalidArgument(field, "is required")
+        return member
+
+
+SCOPE_TYPES = EnumMap(
+    {
+        ScopeType.USER: pb.SCOPE_TYPE_USER,
+        ScopeType.CUSTOMER: pb.SCOPE_TYPE_CUSTOMER,
+        ScopeType.ORGANIZATION: pb.SCOPE_TYPE_ORGANIZATION,
+    }
+)
+KINDS = EnumMap(
+    {MemoryKind.PREFERENCE: pb.MEMORY_KIND_PREFERENCE, MemoryKind.FACT: pb.MEMORY_KIND_FACT}
+)
+STATES = EnumMap(
+    {
+        RevisionStatus.CANDIDATE: pb.REVISION_STATE_CANDIDATE,
+        RevisionStatus.ACTIVE: pb.REVISION_STATE_ACTIVE,
+        RevisionStatus.SUPERSEDED: pb.REVISION_STATE_SUPERSEDED,
+        RevisionStatus.REJECTED: pb.REVISION_STATE_REJECTED,
+        RevisionStatus.DELETED: pb.REVISION_STATE_DELETED,
+    }
+)
+SPEAKERS = EnumMap(
+    {
+        Speaker.USER: pb.SPEAKER_USER,
+        Speaker.ASSISTANT: pb.SPEAKER_ASSISTANT,
+        Speaker.THIRD_PARTY: pb.SPEAKER_THIRD_PARTY,
+        Speaker.TOOL: pb.SPEAKER_TOOL,
+    }
+)
+METHODS = EnumMap(
+    {
+        ProvenanceMethod.USER_STATEMENT: pb.PROVENANCE_METHOD_USER_STATEMENT,
+        ProvenanceMethod.USER_CONFIRMATION: pb.PROVENANCE_METHOD_USER_CONFIRMATION,
+        ProvenanceMethod.ASSISTANT_INFERENCE: pb.PROVENANCE_METHOD_ASSISTANT_INFERENCE,
+        ProvenanceMethod.IMPORT: pb.PROVENANCE_METHOD_IMPORT,
+        ProvenanceMethod.RULE: pb.PROVENANCE_METHOD_RULE,
+    }
+)
+TURN_STATUSES = EnumMap(
+    {
+        TurnStatus.COMPLETED: transcript_pb.TURN_STATUS_COMPLETED,
+        TurnStatus.FAILED: transcript_pb.TURN_STATUS_FAILED,
+    }
+)
+
+
+def to_time(message: ProtoMessage, field_name: str, field: str) -> datetime | None:
+    if not message.HasField(field_name):
+        return None
+    timestamp: Timestamp = getattr(message, field_name)
+    try:
+        return timestamp.ToDatetime(tzinfo=UTC)
+    except (ValueError, OverflowError) as error:
+        raise InvalidArgument(field, f"is not a valid timestamp ({error})") from None
+
+
+def set_time(target: Timestamp, value: datetime | None) -> None:
+    if value is not None:
+        target.FromDatetime(value)
+
+
+def parse_memory_name(name: str, field: str = "name") -> str:
+    match = MEMORY_NAME.match(name)
+    if not match:
+        raise InvalidArgument(field, "must look like memories/{memory}")
+    return match.group(1)
+
+
+def parse_revision_name(name: str, field: str = "name") -> tuple[str, int]:
+    match = REVISION_NAME.match(name)
+    if not match:
+        raise InvalidArgument(field, "must look like memories/{memory}/revisions/{number}")
+    return match.group(1), int(match.group(2))
+
+
+def parse_conversation(parent: str, field: str = "parent") -> str:
+    match = CONVERSATION_NAME.match(parent)
+    if not match:
+        raise InvalidArgument(
+            field, "must look like conversations/{conversation} with [A-Za-z0-9._-]{1,128}"
+        )
+    return match.group(1)
+
+
+def parse_grant_name(name: str, field: str = "name") -> tuple[str, str]:
+    match = GRANT_NAME.match(name)
+    if not match:
+        raise InvalidArgument(field, "must look like users/{user}/customerGrants/{customer}")
+    return match.group(1), match.group(2)
+
+
+def parse_etag(etag: str, field: str = "etag", *, required: bool) -> int | None:
+    if not etag:
+        if required:
+            raise InvalidArgument(field, "is required: read the memory and send its etag")
+        return None
+    match = ETAG.match(etag)
+    if not match:
+        raise InvalidArgument(field, "is not an etag this service issued")
+    return int(match.group(1))
+
+
+def check_request_id(request_id: str, field: str = "request_id") -> None:
+    if not request_id:
+        return
+    try:
+        uuid.UUID(request_id)
+    except ValueError:
+        raise InvalidArgument(field, "must be a UUID") from None
+
+
+def subject_id(value: str, field: str, *, required: bool) -> str:
+    if not value:
+        if required:
+            raise InvalidArgument(field, "is required")
+        return ""
+    if not rules.SUBJECT_ID_PATTERN.match(value):
+        raise InvalidArgument(field, "must be 1-128 characters of [A-Za-z0-9._@:-]")
+    return value
+
+
+def key_field(value: str, field: str, *, required: bool) -> str:
+    if not value and not required:
+        return ""
+    if not value:
+        raise InvalidArgument(field, "is required")
+    if not rules.KEY_PATTERN.match(value):
+        raise InvalidArgument(
+            field, "must start with a letter and use 1-128 characters of [a-z0-9_.-]"
+        )
+    return value
+
+
+# --- pagination (AIP-158) --------------------------------------------------------------------
+
+
+def page_size(value: int, field: str = "page_size") -> int:
+    if value < 0:
+        raise InvalidArgument(field, "must not be negative")
+    return min(value or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+
+
+def _query_fingerprint(request: ProtoMessage) -> str:
+    """A page token is only valid for the query that produced it."""
+    query = type(request)()
+    query.CopyFrom(request)
+    for name in ("page_token", "page_size"):
+        query.ClearField(name)
+    return hashlib.sha256(query.SerializeToString(deterministic=True)).hexdigest()[:16]
+
+
+def encode_page_token(request: ProtoMessage, after: list[str | int]) -> str:
+    payload = json.dumps({"q": _query_fingerprint(request), "a": after}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
+
+
+def decode_page_token(
+    request: ProtoMessage, token: str, field: str = "page_token"
+) -> list[str | int]:
+    if not token:
+        return []
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        payload = json.loads(raw)
+        after = payload["a"]
+        query = payload["q"]
+    except (binascii.Error, ValueError, KeyError, TypeError):
+        raise InvalidArgument(field, "is not a token this service issued") from None
+    if query != _query_fingerprint(request) or not isinstance(after, list):
+        raise InvalidArgument(field, "belongs to a different query; start again without it")
+    return after
+
+
+# --- requests -> domain ----------------------------------------------------------------------
+
+
+def revision_draft(draft: pb.RevisionDraft, field: str = "revision") -> RevisionDraft:
+    value = draft.value.strip()
+    if not value:
+        raise InvalidArgument(f"{field}.value", "is required")
+    if len(value) > rules.MAX_VALUE_CHARS:
+        raise InvalidArgument(
+            f"{field}.value", f"is longer than {rules.MAX_VALUE_CHARS} characters"
+        )
+    valid_from = to_time(draft, "valid_from", f"{field}.valid_from")
+    valid_until = to_time(draft, "valid_until", f"{field}.valid_until")
+    rules.check_interval(valid_from, valid_until, field)
+    if not draft.HasField("provenance"):
+        raise InvalidArgument(f"{field}.provenance", "is required: every memory rests on evidence")
+    return RevisionDraft(
+        value, valid_from, valid_until, provenance_draft(draft.provenance, f"{field}.provenance")
+    )
+
+
+def provenance_draft(provenance: pb.Provenance, field: str) -> ProvenanceDraft:
+    method = METHODS.required(provenance.method, f"{field}.method")
+    speaker = SPEAKERS.optional(provenance.speaker, f"{field}.speaker")
+    which = provenance.WhichOneof("evidence")
+    if which == "transcript_message" and provenance.transcript_message:
+        evidence = EvidenceRef(EvidenceType.TRANSCRIPT_MESSAGE, provenance.transcript_message)
+    elif which == "import_item" and provenance.import_item:
+        evidence = EvidenceRef(EvidenceType.IMPORT_ITEM, provenance.import_item)
+    else:
+        raise InvalidArgument(field, "needs evidence: transcript_message or import_item")
+    if len(provenance.quote) > rules.MAX_QUOTE_CHARS:
+        raise InvalidArgument(
+            f"{field}.quote", f"is longer than {rules.MAX_QUOTE_CHARS} characters"
+        )
+    return ProvenanceDraft(
+        speaker=speaker,
+        method=method,
+        evidence=evidence,
+        quote=provenance.quote.strip(),
+        source_time=to_time(provenance, "source_time", f"{field}.source_time"),
+    )
+
+
+def create_command(request: service_pb.CreateMemoryRequest) -> CreateMemory:
+    check_request_id(request.request_id)
+    memory = request.memory
+    scope_type = SCOPE_TYPES.required(memory.scope.type, "memory.scope.type")
+    scope_id = subject_id(
+        memory.scope.id, "memory.scope.id", required=scope_type is ScopeType.CUSTOMER
+    )
+    if scope_type is ScopeType.ORGANIZATION and scope_id:
+        raise InvalidArgument("memory.scope.id", "must be empty for organization memory")
+    kind = KINDS.required(memory.kind, "memory.kind")
+    if not request.HasField("revision"):
+        raise InvalidArgument("revision", "is required")
+    return CreateMemory(
+        scope=Scope(scope_type, scope_id),
+        key=key_field(memory.key, "memory.key", required=True),
+        key_context=key_field(memory.key_context, "memory.key_context", required=False),
+        kind=kind,
+        revision=revision_draft(request.revision),
+    )
+
+
+def memory_filter(request: service_pb.ListMemoriesRequest) -> MemoryFilter:
+    scope_type = SCOPE_TYPES.optional(request.scope_type, "scope_type")
+    scope_id = subject_id(request.scope_id, "scope_id", required=False)
+    if scope_id and scope_type is None:
+        raise InvalidArgument("scope_id", "needs scope_type")
+    if len(request.value_contains) > MAX_FILTER_CHARS:
+        raise InvalidArgument("value_contains", f"is longer than {MAX_FILTER_CHARS} characters")
+    return MemoryFilter(
+        scope_type=scope_type,
+        scope_id=scope_id,
+        key=key_field(request.key, "key", required=False),
+        kind=KINDS.optional(request.kind, "kind"),
+        revision_state=STATES.optional(request.revision_state, "revision_state"),
+        value_contains=request.value_contains.strip(),
+        show_deleted=request.show_deleted,
+    )
+
+
+def message_input(message: transcript_pb.Message) -> tuple[Speaker, str, TurnStatus]:
+    speaker = SPEAKERS.required(message.speaker, "message.speaker")
+    if not message.text.strip():
+        raise InvalidArgument("message.text", "is required")
+    if len(message.text) > rules.MAX_MESSAGE_CHARS:
+        raise InvalidArgument(
+            "message.text", f"is longer than {rules.MAX_MESSAGE_CHARS} characters"
+        )
+    status = TURN_STATUSES.optional(message.status, "message.status")
+    return speaker, message.text, status or TurnStatus.COMPLETED
+
+
+# --- domain -> responses ---------------------------------------------------------------------
+
+
+def revision_name(revision: Revision) -> str:
+    return f"{memory_name(revision.memory_id)}/revisions/{revision.number}"
+
+
+def revision_proto(revision: Revision, instant: datetime) -> pb.MemoryRevision:
+    provenance = revision.provenance
+    out = pb.MemoryRevision(
+        name=revision_name(revision),
+        revision_number=revision.number,
+        value=revision.value,
+        state=STATES.proto(rules.state_at(revision, instant)),
+        replaces_revision_number=revision.replaces_number,
+        superseded_by_revision_number=revision.superseded_by_number,
+        author_user_id=revision.author_user_id,
+        inferred=revision.inferred,
+        provenance=pb.Provenance(
+            speaker=SPEAKERS.proto(provenance.speaker),
+            method=METHODS.proto(provenance.method),
+            quote=provenance.quote,
+        ),
+    )
+    if provenance.evidence.type is EvidenceType.TRANSCRIPT_MESSAGE:
+        out.provenance.transcript_message = provenance.evidence.ref
+    else:
+        out.provenance.import_item = provenance.evidence.ref
+    set_time(out.provenance.source_time, provenance.source_time)
+    set_time(out.valid_from, revision.valid_from)
+    set_time(out.valid_until, revision.valid_until)
+    set_time(out.superseded_from, revision.superseded_from)
+    set_time(out.create_time, revision.create_time)
+    if revision.confirmation is not None:
+        out.confirmation.user_id = revision.confirmation.user_id
+        set_time(out.confirmation.confirm_time, revision.confirmation.confirm_time)
+    return out
+
+
+def memory_proto(memory: Memory, instant: datetime) -> pb.Memory:
+    out = pb.Memory(
+        name=memory_name(memory.id),
+        scope=pb.Scope(type=SCOPE_TYPES.proto(memory.scope.type), id=memory.scope.id),
+        key=memory.key,
+        key_context=memory.key_context,
+        kind=KINDS.proto(memory.kind),
+        etag=etag_of(memory),
+    )
+    applicable = rules.applicable_revision(memory, instant)
+    if applicable is not None:
+        out.applicable_revision.CopyFrom(revision_proto(applicable, instant))
+    if memory.latest is not None:
+        out.latest_revision.CopyFrom(revision_proto(memory.latest, instant))
+    set_time(out.create_time, memory.create_time)
+    set_time(out.update_time, memory.update_time)
+    set_time(out.delete_time, memory.delete_time)
+    return out
+
+
+def message_proto(message: Message) -> transcript_pb.Message:
+    out = transcript_pb.Message(
+        name=f"conversations/{message.conversation_id}/messages/{message.id}",
+        speaker=SPEAKERS.proto(message.speaker),
+        text=message.text,
+        status=TURN_STATUSES.proto(message.status),
+        author_user_id=message.author_user_id,
+        sequence=message.sequence,
+    )
+    set_time(out.create_time, message.create_time)
+    return out
+
+
+def grant_proto(grant: CustomerGrant) -> access_pb.CustomerGrant:
+    out = access_pb.CustomerGrant(
+        name=f"users/{grant.user_id}/customerGrants/{grant.customer_id}",
+        user_id=grant.user_id,
+        customer_id=grant.customer_id,
+        granted_by_user_id=grant.granted_by_user_id,
+    )
+    set_time(out.create_time, grant.create_time)
+    return out

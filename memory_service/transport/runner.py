@@ -1,0 +1,88 @@
+"""Runs use cases in transactions, with AIP-155 idempotency recorded in the same transaction."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import timedelta
+from typing import TypeVar
+
+from google.protobuf.message import Message as ProtoMessage
+
+from memory_service.domain.errors import Aborted, InvalidArgument, WriteConflict
+from memory_service.domain.model import Identity, utcnow
+from memory_service.domain.ports import StoredResponse, UnitOfWork, UnitOfWorkFactory
+from memory_service.transport.convert import check_request_id
+
+R = TypeVar("R")
+P = TypeVar("P", bound=ProtoMessage)
+WRITE_ATTEMPTS = 3
+
+
+def fingerprint(method: str, request: ProtoMessage) -> str:
+    """What the request asks for, without its request_id."""
+    body = type(request)()
+    body.CopyFrom(request)
+    body.ClearField("request_id")
+    digest = hashlib.sha256(method.encode())
+    digest.update(body.SerializeToString(deterministic=True))
+    return digest.hexdigest()
+
+
+class Transactions:
+    def __init__(self, units: UnitOfWorkFactory, idempotency_ttl: timedelta) -> None:
+        self._units = units
+        self._ttl = idempotency_ttl
+
+    def read(self, identity: Identity, work: Callable[[UnitOfWork], R]) -> R:
+        with self._units(identity.tenant_id, write=False) as uow:
+            return work(uow)
+
+    def write(
+        self,
+        identity: Identity,
+        method: str,
+        request: ProtoMessage,
+        response_type: type[P],
+        work: Callable[[UnitOfWork], P],
+    ) -> P:
+        """Commit `work` once per request_id; a replay returns the stored response.
+
+        A lost race on a unique key (two first writes at once) is retried, and the retry
+        sees the winner: the stored response, an existing memory, or an existing conversation.
+        """
+        request_id: str = getattr(request, "request_id", "")
+        check_request_id(request_id)
+        request_fingerprint = fingerprint(method, request)
+        for _ in range(WRITE_ATTEMPTS):
+            try:
+                with self._units(identity.tenant_id, write=True) as uow:
+                    if request_id:
+                        replay = self._replay(uow, identity, request_id, request_fingerprint)
+                        if replay is not None:
+                            return response_type.FromString(replay)
+                    response = work(uow)
+                    if request_id:
+                        stored = StoredResponse(
+                            method, request_fingerprint, response.SerializeToString(), utcnow()
+                        )
+                        uow.idempotency.put(identity.user_id, request_id, stored)
+                    uow.commit()
+                    return response
+            except WriteConflict:
+                continue
+        raise Aborted("the write kept colliding with concurrent writes; retry", None, {})
+
+    def _replay(
+        self, uow: UnitOfWork, identity: Identity, request_id: str, request_fingerprint: str
+    ) -> bytes | None:
+        stored = uow.idempotency.get(identity.user_id, request_id)
+        if stored is None or stored.create_time < utcnow() - self._ttl:
+            return None
+        if stored.fingerprint != request_fingerprint:
+            raise InvalidArgument(
+                "request_id",
+                "was already used for a different request",
+                reason="REQUEST_ID_REUSED",
+            )
+        return stored.response

@@ -1,0 +1,105 @@
+"""Assembles the gRPC server: servicers, health, reflection, tracing and graceful shutdown."""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+
+import grpc
+from crmmem.memory.v1 import access_service_pb2 as access_pb
+from crmmem.memory.v1 import access_service_pb2_grpc as access_grpc
+from crmmem.memory.v1 import memory_service_pb2 as service_pb
+from crmmem.memory.v1 import memory_service_pb2_grpc as service_grpc
+from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
+from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from opentelemetry.instrumentation.grpc import server_interceptor
+from opentelemetry.sdk.trace import TracerProvider
+from sqlalchemy import Engine
+
+from memory_service.config import Settings
+from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.domain.model import utcnow
+from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
+from memory_service.storage import migrate
+from memory_service.storage.repositories import purge_idempotency_keys
+from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
+from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.runner import Transactions
+from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAMES = (
+    service_pb.DESCRIPTOR.services_by_name["MemoryService"].full_name,
+    transcript_pb.DESCRIPTOR.services_by_name["TranscriptService"].full_name,
+    access_pb.DESCRIPTOR.services_by_name["AccessService"].full_name,
+)
+
+
+@dataclass
+class RunningServer:
+    server: grpc.Server
+    port: int
+    health: health.HealthServicer
+    engine: Engine
+
+    def stop(self, grace: float) -> None:
+        """Report NOT_SERVING first so balancers drain us, then finish in-flight calls."""
+        self.health.enter_graceful_shutdown()
+        self.server.stop(grace).wait()
+        self.engine.dispose()
+
+
+def build_server(
+    settings: Settings, tracer_provider: TracerProvider | None = None
+) -> RunningServer:
+    engine = create_database_engine(settings.database_url)
+    if settings.auto_migrate:
+        migrate.upgrade(engine)
+    elif not migrate.is_current(engine):
+        raise RuntimeError(
+            "the database schema is not current; run `python -m memory_service migrate`"
+        )
+    units = SqlUnitOfWorkFactory(engine)
+    ttl = timedelta(hours=settings.idempotency_ttl_hours)
+    with units.maintenance() as session:
+        purged = purge_idempotency_keys(session, utcnow() - ttl)
+    if purged:
+        log.info("forgot %d request ids older than %s", purged, ttl)
+
+    transactions = Transactions(units, ttl)
+    authenticator = TokenAuthenticator(
+        settings.jwt_secret, settings.jwt_issuer, settings.jwt_audience
+    )
+    policy = AccessPolicy(GrantTableAuthorizer())
+
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="rpc"),
+        interceptors=[server_interceptor(tracer_provider=tracer_provider)],
+        options=[("grpc.max_receive_message_length", 8 * 1024 * 1024)],
+    )
+    service_grpc.add_MemoryServiceServicer_to_server(
+        MemoryServicer(authenticator, transactions, MemoryUseCases(policy)), server
+    )
+    transcript_grpc.add_TranscriptServiceServicer_to_server(
+        TranscriptServicer(authenticator, transactions, TranscriptUseCases()), server
+    )
+    access_grpc.add_AccessServiceServicer_to_server(
+        AccessServicer(authenticator, transactions, AccessUseCases()), server
+    )
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    for name in ("", *SERVICE_NAMES):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    reflection.enable_server_reflection(
+        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    port = server.add_insecure_port(settings.listen)
+    if port == 0:
+        raise RuntimeError(f"could not listen on {settings.listen}")
+    server.start()
+    return RunningServer(server, port, health_servicer, engine)

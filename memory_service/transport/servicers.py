@@ -1,0 +1,378 @@
+"""gRPC servicers: authenticate, convert, run the use case, convert back. Nothing else."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import grpc
+from crmmem.memory.v1 import access_service_pb2 as access_pb
+from crmmem.memory.v1 import access_service_pb2_grpc as access_grpc
+from crmmem.memory.v1 import memory_service_pb2 as service_pb
+from crmmem.memory.v1 import memory_service_pb2_grpc as service_grpc
+from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
+from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
+from opentelemetry import trace
+
+from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument
+from memory_service.domain.model import Identity, utcnow
+from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
+from memory_service.transport import convert
+from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.errors import internal_status, to_status
+from memory_service.transport.runner import Transactions
+
+log = logging.getLogger(__name__)
+Req = TypeVar("Req")
+Resp = TypeVar("Resp")
+Handler = Callable[[Any, Req, grpc.ServicerContext, Identity], Resp]
+
+
+def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext], Resp]:
+    """Authentication, deadline check, span attributes and error mapping for every method."""
+
+    @functools.wraps(handler)
+    def wrapper(self: Any, request: Req, context: grpc.ServicerContext) -> Resp:
+        span = trace.get_current_span()
+        try:
+            remaining = context.time_remaining()
+            if remaining is not None and remaining <= 0:
+                raise DeadlineExceeded("the deadline passed before the call was handled")
+            identity = self.authenticator.authenticate(context)
+            span.set_attribute("crmmem.tenant_id", identity.tenant_id)
+            return handler(self, request, context, identity)
+        except DomainError as error:
+            span.set_attribute("crmmem.error_reason", error.reason)
+            status = to_status(error)
+        except Exception:
+            trace_id = format(span.get_span_context().trace_id, "032x")
+            log.exception("unexpected failure in %s (trace %s)", handler.__name__, trace_id)
+            status = internal_status(trace_id)
+        context.abort_with_status(status)
+        raise AssertionError("abort_with_status returns only by raising")
+
+    return wrapper
+
+
+class _Servicer:
+    def __init__(self, authenticator: TokenAuthenticator, transactions: Transactions) -> None:
+        self.authenticator = authenticator
+        self.tx = transactions
+
+
+def _as_of(request: Any) -> datetime:
+    return convert.to_time(request, "as_of", "as_of") or utcnow()
+
+
+class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
+    def __init__(
+        self,
+        authenticator: TokenAuthenticator,
+        transactions: Transactions,
+        memories: MemoryUseCases,
+    ) -> None:
+        super().__init__(authenticator, transactions)
+        self.memories = memories
+
+    @rpc
+    def CreateMemory(
+        self,
+        request: service_pb.CreateMemoryRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.CreateMemoryResponse:
+        command = convert.create_command(request)
+
+        def work(uow: UnitOfWork) -> service_pb.CreateMemoryResponse:
+            now = utcnow()
+            memory, revision = self.memories.create(uow, identity, command, now)
+            return service_pb.CreateMemoryResponse(
+                memory=convert.memory_proto(memory, now),
+                revision=convert.revision_proto(revision, now),
+            )
+
+        return self.tx.write(
+            identity, "CreateMemory", request, service_pb.CreateMemoryResponse, work
+        )
+
+    @rpc
+    def GetMemory(
+        self,
+        request: service_pb.GetMemoryRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.GetMemoryResponse:
+        memory_id = convert.parse_memory_name(request.name)
+        instant = _as_of(request)
+        memory = self.tx.read(identity, lambda uow: self.memories.get(uow, identity, memory_id))
+        return service_pb.GetMemoryResponse(memory=convert.memory_proto(memory, instant))
+
+    @rpc
+    def ListMemories(
+        self,
+        request: service_pb.ListMemoriesRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.ListMemoriesResponse:
+        limit = convert.page_size(request.page_size)
+        after = convert.decode_page_token(request, request.page_token)
+        memory_filter = convert.memory_filter(request)
+        instant = _as_of(request)
+        memories, next_after = self.tx.read(
+            identity,
+            lambda uow: self.memories.list(
+                uow, identity, memory_filter, str(after[0]) if after else "", limit, instant
+            ),
+        )
+        return service_pb.ListMemoriesResponse(
+            memories=[convert.memory_proto(m, instant) for m in memories],
+            next_page_token=convert.encode_page_token(request, [next_after]) if next_after else "",
+        )
+
+    @rpc
+    def CorrectMemory(
+        self,
+        request: service_pb.CorrectMemoryRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.CorrectMemoryResponse:
+        memory_id = convert.parse_memory_name(request.name)
+        expected = convert.parse_etag(request.etag, required=True)
+        if not request.HasField("revision"):
+            raise InvalidArgument("revision", "is required")
+        draft = convert.revision_draft(request.revision)
+        assert expected is not None
+
+        def work(uow: UnitOfWork) -> service_pb.CorrectMemoryResponse:
+            now = utcnow()
+            memory, revision = self.memories.correct(uow, identity, memory_id, expected, draft, now)
+            return service_pb.CorrectMemoryResponse(
+                memory=convert.memory_proto(memory, now),
+                revision=convert.revision_proto(revision, now),
+            )
+
+        return self.tx.write(
+            identity, "CorrectMemory", request, service_pb.CorrectMemoryResponse, work
+        )
+
+    @rpc
+    def ConfirmMemoryRevision(
+        self,
+        request: service_pb.ConfirmMemoryRevisionRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.ConfirmMemoryRevisionResponse:
+        memory_id, number = convert.parse_revision_name(request.name)
+        expected = convert.parse_etag(request.etag, required=False)
+
+        def work(uow: UnitOfWork) -> service_pb.ConfirmMemoryRevisionResponse:
+            now = utcnow()
+            memory, revision = self.memories.confirm(
+                uow, identity, memory_id, number, expected, request.transcript_message, now
+            )
+            return service_pb.ConfirmMemoryRevisionResponse(
+                memory=convert.memory_proto(memory, now),
+                revision=convert.revision_proto(revision, now),
+            )
+
+        return self.tx.write(
+            identity,
+            "ConfirmMemoryRevision",
+            request,
+            service_pb.ConfirmMemoryRevisionResponse,
+            work,
+        )
+
+    @rpc
+    def RejectMemoryRevision(
+        self,
+        request: service_pb.RejectMemoryRevisionRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.RejectMemoryRevisionResponse:
+        memory_id, number = convert.parse_revision_name(request.name)
+        expected = convert.parse_etag(request.etag, required=False)
+
+        def work(uow: UnitOfWork) -> service_pb.RejectMemoryRevisionResponse:
+            now = utcnow()
+            memory, revision = self.memories.reject(uow, identity, memory_id, number, expected, now)
+            return service_pb.RejectMemoryRevisionResponse(
+                memory=convert.memory_proto(memory, now),
+                revision=convert.revision_proto(revision, now),
+            )
+
+        return self.tx.write(
+            identity, "RejectMemoryRevision", request, service_pb.RejectMemoryRevisionResponse, work
+        )
+
+    @rpc
+    def ListMemoryRevisions(
+        self,
+        request: service_pb.ListMemoryRevisionsRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.ListMemoryRevisionsResponse:
+        memory_id = convert.parse_memory_name(request.parent, "parent")
+        limit = convert.page_size(request.page_size)
+        after = convert.decode_page_token(request, request.page_token)
+        after_number = int(after[0]) if after else 0
+        memory = self.tx.read(identity, lambda uow: self.memories.get(uow, identity, memory_id))
+        now = utcnow()
+        remaining = [r for r in memory.revisions if r.number > after_number]
+        page = remaining[:limit]
+        more = len(remaining) > limit
+        return service_pb.ListMemoryRevisionsResponse(
+            revisions=[convert.revision_proto(r, now) for r in page],
+            next_page_token=convert.encode_page_token(request, [page[-1].number]) if more else "",
+        )
+
+    @rpc
+    def DeleteMemory(
+        self,
+        request: service_pb.DeleteMemoryRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.DeleteMemoryResponse:
+        memory_id = convert.parse_memory_name(request.name)
+        expected = convert.parse_etag(request.etag, required=False)
+
+        def work(uow: UnitOfWork) -> service_pb.DeleteMemoryResponse:
+            now = utcnow()
+            memory, purged = self.memories.delete(uow, identity, memory_id, expected, now)
+            return service_pb.DeleteMemoryResponse(
+                memory=convert.memory_proto(memory, now), purged_revision_count=purged
+            )
+
+        return self.tx.write(
+            identity, "DeleteMemory", request, service_pb.DeleteMemoryResponse, work
+        )
+
+
+class TranscriptServicer(_Servicer, transcript_grpc.TranscriptServiceServicer):
+    def __init__(
+        self,
+        authenticator: TokenAuthenticator,
+        transactions: Transactions,
+        transcript: TranscriptUseCases,
+    ) -> None:
+        super().__init__(authenticator, transactions)
+        self.transcript = transcript
+
+    @rpc
+    def AppendMessage(
+        self,
+        request: transcript_pb.AppendMessageRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> transcript_pb.AppendMessageResponse:
+        conversation_id = convert.parse_conversation(request.parent)
+        speaker, text, status = convert.message_input(request.message)
+
+        def work(uow: UnitOfWork) -> transcript_pb.AppendMessageResponse:
+            message = self.transcript.append(
+                uow, identity, conversation_id, speaker, text, status, utcnow()
+            )
+            return transcript_pb.AppendMessageResponse(message=convert.message_proto(message))
+
+        return self.tx.write(
+            identity, "AppendMessage", request, transcript_pb.AppendMessageResponse, work
+        )
+
+    @rpc
+    def ListMessages(
+        self,
+        request: transcript_pb.ListMessagesRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> transcript_pb.ListMessagesResponse:
+        conversation_id = convert.parse_conversation(request.parent)
+        limit = convert.page_size(request.page_size)
+        after = convert.decode_page_token(request, request.page_token)
+        messages, more = self.tx.read(
+            identity,
+            lambda uow: self.transcript.list(
+                uow, identity, conversation_id, int(after[0]) if after else 0, limit
+            ),
+        )
+        return transcript_pb.ListMessagesResponse(
+            messages=[convert.message_proto(m) for m in messages],
+            next_page_token=(
+                convert.encode_page_token(request, [messages[-1].sequence]) if more else ""
+            ),
+        )
+
+
+class AccessServicer(_Servicer, access_grpc.AccessServiceServicer):
+    def __init__(
+        self, authenticator: TokenAuthenticator, transactions: Transactions, access: AccessUseCases
+    ) -> None:
+        super().__init__(authenticator, transactions)
+        self.access = access
+
+    @rpc
+    def GetCaller(
+        self, request: access_pb.GetCallerRequest, context: grpc.ServicerContext, identity: Identity
+    ) -> access_pb.GetCallerResponse:
+        return access_pb.GetCallerResponse(
+            tenant_id=identity.tenant_id, user_id=identity.user_id, roles=sorted(identity.roles)
+        )
+
+    @rpc
+    def GrantCustomerAccess(
+        self,
+        request: access_pb.GrantCustomerAccessRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> access_pb.GrantCustomerAccessResponse:
+        user_id = convert.subject_id(request.user_id, "user_id", required=True)
+        customer_id = convert.subject_id(request.customer_id, "customer_id", required=True)
+
+        def work(uow: UnitOfWork) -> access_pb.GrantCustomerAccessResponse:
+            grant = self.access.grant(uow, identity, user_id, customer_id, utcnow())
+            return access_pb.GrantCustomerAccessResponse(grant=convert.grant_proto(grant))
+
+        return self.tx.write(
+            identity, "GrantCustomerAccess", request, access_pb.GrantCustomerAccessResponse, work
+        )
+
+    @rpc
+    def RevokeCustomerAccess(
+        self,
+        request: access_pb.RevokeCustomerAccessRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> access_pb.RevokeCustomerAccessResponse:
+        user_id, customer_id = convert.parse_grant_name(request.name)
+
+        def work(uow: UnitOfWork) -> access_pb.RevokeCustomerAccessResponse:
+            revoked = self.access.revoke(uow, identity, user_id, customer_id)
+            return access_pb.RevokeCustomerAccessResponse(revoked=revoked)
+
+        return self.tx.write(
+            identity, "RevokeCustomerAccess", request, access_pb.RevokeCustomerAccessResponse, work
+        )
+
+    @rpc
+    def ListCustomerGrants(
+        self,
+        request: access_pb.ListCustomerGrantsRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> access_pb.ListCustomerGrantsResponse:
+        user_id = convert.subject_id(request.user_id, "user_id", required=False)
+        limit = convert.page_size(request.page_size)
+        after = convert.decode_page_token(request, request.page_token)
+        cursor = (str(after[0]), str(after[1])) if len(after) == 2 else ("", "")
+        grants, more = self.tx.read(
+            identity, lambda uow: self.access.list(uow, identity, user_id, cursor, limit)
+        )
+        token = ""
+        if more:
+            token = convert.encode_page_token(request, [grants[-1].user_id, grants[-1].customer_id])
+        return access_pb.ListCustomerGrantsResponse(
+            grants=[convert.grant_proto(g) for g in grants], next_page_token=token
+        )

@@ -1,0 +1,51 @@
+"""Shared fixtures: real memory-service processes on SQLite and PostgreSQL, one tenant per test."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.servers import TEST_JWT_SECRET, ServerProcess, database_url, start_server
+
+BACKENDS = ["sqlite", "postgres"]
+
+
+def memory_env(db_url: str, **extra: str) -> dict[str, str]:
+    return {
+        "MEMORY_DATABASE_URL": db_url,
+        "MEMORY_LISTEN": "127.0.0.1:0",
+        "MEMORY_JWT_SECRET": TEST_JWT_SECRET,
+        "MEMORY_DEV_MODE": "0",
+        **extra,
+    }
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def memory_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """One memory service per database backend for the whole session; tests isolate by tenant."""
+    backend: str = request.param
+    workdir = tmp_path_factory.mktemp(f"memory-{backend}")
+    with database_url(backend, workdir)() as url:
+        server = start_server("memory_service", memory_env(url), workdir)
+        yield server
+        server.stop()
+
+
+@pytest.fixture
+def tenant() -> str:
+    """A fresh tenant id, so tests sharing a server never see each other's data."""
+    return f"t-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def fresh_memory_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerProcess]:
+    """A private memory service on SQLite for tests that stop or restart it."""
+    with database_url("sqlite", tmp_path)() as url:
+        server = start_server("memory_service", memory_env(url), tmp_path)
+        yield server
+        server.stop()

@@ -1,0 +1,332 @@
+"""Etags (I3, A5) and request ids (I4, A7)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+from crmmem.memory.v1 import memory_pb2, memory_service_pb2, transcript_service_pb2
+
+from tests.e2e.helpers import (
+    ACTIVE,
+    ASSISTANT,
+    ASSISTANT_INFERENCE,
+    CANDIDATE,
+    REJECTED,
+    USER,
+    confirm,
+    correct,
+    create_memory,
+    create_pref,
+    delete,
+    draft,
+    error_info,
+    expect_error,
+    get,
+    list_all,
+    memory_spec,
+    messages,
+    names,
+    new_conversation,
+    reject,
+    request_id,
+    revision_name,
+    revisions,
+    say,
+)
+from tests.support.servers import Client
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def race(*calls: Callable[[], Any]) -> list[Any]:
+    """Run the calls at the same moment on threads; each result is a reply or the RpcError."""
+    barrier = threading.Barrier(len(calls))
+    results: list[Any] = [None] * len(calls)
+
+    def run(i: int, call: Callable[[], Any]) -> None:
+        barrier.wait()
+        try:
+            results[i] = call()
+        except grpc.RpcError as err:
+            results[i] = err
+
+    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return results
+
+
+# --------------------------------------------------------------------------- etags
+
+
+def test_etag_changes_on_every_write(alice: Client) -> None:
+    etags = []
+    memory = create_pref(alice, "meeting_time", "mornings")
+    etags.append(memory.etag)
+    assert get(alice, memory.name).etag == memory.etag, "a read does not change the etag"
+
+    memory = correct(alice, memory, "afternoons").memory
+    etags.append(memory.etag)
+    assert get(alice, memory.name).etag == memory.etag
+
+    suggestion = say(alice, None, "Shall I book evenings?", ASSISTANT)
+    memory = correct(alice, memory, "evenings", evidence=suggestion, method=ASSISTANT_INFERENCE)
+    memory = memory.memory
+    etags.append(memory.etag)
+
+    memory = confirm(alice, revision_name(memory.name, 3)).memory
+    etags.append(memory.etag)
+
+    memory = correct(alice, memory, "nights", evidence=suggestion, method=ASSISTANT_INFERENCE)
+    memory = memory.memory
+    etags.append(memory.etag)
+    memory = reject(alice, revision_name(memory.name, 4)).memory
+    etags.append(memory.etag)
+
+    deleted = delete(alice, memory.name).memory
+    etags.append(deleted.etag)
+    assert len(set(etags)) == len(etags), etags
+
+
+def test_stale_etag_is_aborted_with_the_current_revision(alice: Client) -> None:
+    memory = create_pref(alice, "meeting_time", "mornings")
+    current = correct(alice, memory, "afternoons").memory
+
+    info = expect_error(
+        lambda: correct(alice, memory, "evenings"),  # memory.etag is the stale one
+        grpc.StatusCode.ABORTED,
+        "ETAG_MISMATCH",
+    )
+    assert info.metadata["current_etag"] == current.etag
+    assert info.metadata["current_revision"] == revision_name(memory.name, 2)
+    [packed] = info.unpack(memory_pb2.Memory)
+    assert packed.name == memory.name
+    assert packed.etag == current.etag
+    assert packed.latest_revision.revision_number == 2
+    assert packed.applicable_revision.value == "afternoons"
+
+    # Nothing was written.
+    assert [r.value for r in revisions(alice, memory.name)] == ["mornings", "afternoons"]
+    assert get(alice, memory.name).etag == current.etag
+
+
+def test_stale_etag_on_confirm_reject_and_delete_is_aborted(alice: Client) -> None:
+    memory = create_pref(alice, "meeting_time", "mornings")
+    stale = memory.etag
+    suggestion = say(alice, None, "Shall I book late mornings instead?", ASSISTANT)
+    memory = correct(
+        alice, memory, "late mornings", evidence=suggestion, method=ASSISTANT_INFERENCE
+    ).memory
+    assert memory.etag != stale
+
+    for call in (
+        lambda: confirm(alice, revision_name(memory.name, 2), etag=stale),
+        lambda: reject(alice, revision_name(memory.name, 2), etag=stale),
+        lambda: delete(alice, memory.name, etag=stale),
+    ):
+        info = expect_error(call, grpc.StatusCode.ABORTED, "ETAG_MISMATCH")
+        assert info.metadata["current_etag"] == memory.etag
+    assert [r.state for r in revisions(alice, memory.name)] == [ACTIVE, CANDIDATE]
+
+    # With the current etag the same calls go through.
+    confirmed = confirm(alice, revision_name(memory.name, 2), etag=memory.etag)
+    assert confirmed.revision.state == ACTIVE
+    deleted = delete(alice, memory.name, etag=confirmed.memory.etag)
+    assert deleted.memory.HasField("delete_time")
+
+
+def test_a5_two_devices_correct_from_the_same_revision(alice: Client, alice_phone: Client) -> None:
+    for round_ in range(3):
+        memory = create_pref(alice, f"meeting_time_{round_}", "mornings")
+        laptop_view = get(alice, memory.name)
+        phone_view = get(alice_phone, memory.name)
+        assert laptop_view.etag == phone_view.etag
+        laptop_evidence = say(alice, None, "afternoons please")
+        phone_evidence = say(alice_phone, None, "evenings please")
+
+        results = race(
+            lambda m=laptop_view, e=laptop_evidence: correct(alice, m, "afternoons", evidence=e),
+            lambda m=phone_view, e=phone_evidence: correct(alice_phone, m, "evenings", evidence=e),
+        )
+        wins = [r for r in results if not isinstance(r, grpc.RpcError)]
+        losses = [r for r in results if isinstance(r, grpc.RpcError)]
+        assert len(wins) == 1, results
+        assert len(losses) == 1, results
+        info = error_info(losses[0])
+        assert info.code == grpc.StatusCode.ABORTED
+        assert info.reason == "ETAG_MISMATCH"
+        winner = wins[0]
+        assert info.metadata["current_revision"] == winner.revision.name
+        assert info.metadata["current_etag"] == winner.memory.etag
+        [packed] = info.unpack(memory_pb2.Memory)
+        assert packed.applicable_revision.value == winner.revision.value
+
+        history = revisions(alice, memory.name)
+        assert [r.revision_number for r in history] == [1, 2]
+        assert history[1].value == winner.revision.value
+        assert get(alice, memory.name).applicable_revision.value == winner.revision.value
+
+
+def test_concurrent_creates_of_one_key_make_one_memory(alice: Client, alice_phone: Client) -> None:
+    e1 = say(alice, None, "mornings")
+    e2 = say(alice_phone, None, "evenings")
+    results = race(
+        lambda: create_memory(alice, "meeting_time", "mornings", evidence=e1),
+        lambda: create_memory(alice_phone, "meeting_time", "evenings", evidence=e2),
+    )
+    wins = [r for r in results if not isinstance(r, grpc.RpcError)]
+    losses = [r for r in results if isinstance(r, grpc.RpcError)]
+    assert len(wins) == 1, results
+    info = error_info(losses[0])
+    assert (info.code, info.reason) == (grpc.StatusCode.ALREADY_EXISTS, "MEMORY_EXISTS")
+    assert names(list_all(alice)) == [wins[0].memory.name]
+
+
+# --------------------------------------------------------------------------- request ids
+
+
+def test_a7_create_retried_with_the_same_request_id(alice: Client) -> None:
+    evidence = say(alice, None, "I prefer morning meetings")
+    rid = request_id()
+    first = create_memory(alice, "meeting_time", "mornings", evidence=evidence, request_id=rid)
+    # The response was "lost": the client retries the very same request.
+    second = create_memory(alice, "meeting_time", "mornings", evidence=evidence, request_id=rid)
+    assert second == first
+    assert names(list_all(alice)) == [first.memory.name]
+    assert len(revisions(alice, first.memory.name)) == 1
+    assert get(alice, first.memory.name).etag == first.memory.etag
+
+
+def test_correct_retried_with_the_same_request_id(alice: Client) -> None:
+    memory = create_pref(alice, "meeting_time", "mornings")
+    evidence = say(alice, None, "afternoons from now on")
+    rid = request_id()
+    first = correct(alice, memory, "afternoons", evidence=evidence, request_id=rid)
+    # The retry still carries the etag it read before the first attempt.
+    second = correct(alice, memory, "afternoons", evidence=evidence, request_id=rid)
+    assert second == first
+    assert [r.revision_number for r in revisions(alice, memory.name)] == [1, 2]
+    assert get(alice, memory.name).etag == first.memory.etag
+
+
+def test_request_id_reused_for_another_request_is_rejected(alice: Client) -> None:
+    evidence = say(alice, None, "I prefer morning meetings")
+    rid = request_id()
+    first = create_memory(alice, "meeting_time", "mornings", evidence=evidence, request_id=rid)
+    expect_error(
+        lambda: create_memory(alice, "meeting_time", "evenings", evidence=evidence, request_id=rid),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "REQUEST_ID_REUSED",
+    )
+    expect_error(
+        lambda: create_memory(alice, "lunch_time", "mornings", evidence=evidence, request_id=rid),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "REQUEST_ID_REUSED",
+    )
+    # The same id on another method is another request too.
+    expect_error(
+        lambda: correct(alice, first.memory, "evenings", evidence=evidence, request_id=rid),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "REQUEST_ID_REUSED",
+    )
+    assert names(list_all(alice)) == [first.memory.name]
+    assert len(revisions(alice, first.memory.name)) == 1
+
+
+def test_confirm_reject_delete_retried_with_the_same_request_id(alice: Client) -> None:
+    suggestion = say(alice, None, "Shall I book mornings?", ASSISTANT)
+    a = create_pref(alice, "a_key", "mornings", evidence=suggestion, method=ASSISTANT_INFERENCE)
+    b = create_pref(alice, "b_key", "evenings", evidence=suggestion, method=ASSISTANT_INFERENCE)
+
+    rid = request_id()
+    first = confirm(alice, revision_name(a.name, 1), request_id=rid)
+    assert confirm(alice, revision_name(a.name, 1), request_id=rid) == first
+    assert first.revision.state == ACTIVE
+
+    rid = request_id()
+    first_reject = reject(alice, revision_name(b.name, 1), request_id=rid)
+    assert reject(alice, revision_name(b.name, 1), request_id=rid) == first_reject
+    assert first_reject.revision.state == REJECTED
+
+    rid = request_id()
+    first_delete = delete(alice, a.name, request_id=rid)
+    assert delete(alice, a.name, request_id=rid) == first_delete
+    assert names(list_all(alice, show_deleted=True)) == [a.name, b.name]
+
+
+def test_append_message_retried_with_the_same_request_id(alice: Client) -> None:
+    conversation = new_conversation()
+    rid = request_id()
+
+    def send(text: str) -> transcript_service_pb2.AppendMessageResponse:
+        return alice.transcript.AppendMessage(
+            transcript_service_pb2.AppendMessageRequest(
+                parent=conversation,
+                message=transcript_service_pb2.Message(speaker=USER, text=text),
+                request_id=rid,
+            ),
+            timeout=10,
+        )
+
+    first = send("hello there")
+    assert send("hello there") == first
+    assert [m.name for m in messages(alice, conversation)] == [first.message.name]
+    expect_error(
+        lambda: send("something else"), grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED"
+    )
+    assert len(messages(alice, conversation)) == 1
+
+
+def test_request_id_of_another_user_never_returns_their_result(
+    alice: Client, bob: Client, carol: Client
+) -> None:
+    rid = request_id()
+    mine = create_memory(alice, "meeting_time", "alice-private-mornings", request_id=rid)
+    secret_bits = ("alice-private", mine.memory.name)
+    for other in (bob, carol):
+        evidence = say(other, None, "my own words")
+        try:
+            reply = create_memory(
+                other, "meeting_time", "my own words", evidence=evidence, request_id=rid
+            )
+        except grpc.RpcError as err:
+            info = error_info(err)
+            assert (info.code, info.reason) == (
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "REQUEST_ID_REUSED",
+            )
+            assert not any(bit in str(info) for bit in secret_bits)
+            continue
+        assert reply.memory.name != mine.memory.name
+        assert reply.memory.scope.id == other.user
+        assert not any(bit in str(reply) for bit in secret_bits)
+
+
+def test_concurrent_retries_with_one_request_id_have_one_effect(
+    alice: Client, alice_phone: Client
+) -> None:
+    evidence = say(alice, None, "I prefer morning meetings")
+    rid = request_id()
+    spec = memory_spec("meeting_time")
+    rev = draft("mornings", evidence)
+
+    def send(client: Client) -> Any:
+        return client.memories.CreateMemory(
+            memory_service_pb2.CreateMemoryRequest(memory=spec, revision=rev, request_id=rid),
+            timeout=10,
+        )
+
+    results = race(lambda: send(alice), lambda: send(alice_phone), lambda: send(alice))
+    wins = [r for r in results if not isinstance(r, grpc.RpcError)]
+    assert wins, results
+    assert all(w.memory.name == wins[0].memory.name for w in wins), results
+    for loss in (r for r in results if isinstance(r, grpc.RpcError)):
+        assert error_info(loss).code in (grpc.StatusCode.ABORTED, grpc.StatusCode.ALREADY_EXISTS)
+    assert names(list_all(alice)) == [wins[0].memory.name]
+    assert len(revisions(alice, wins[0].memory.name)) == 1

@@ -1,0 +1,197 @@
+"""Start the real services as subprocesses on port 0 and talk to them over gRPC."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import jwt
+import psycopg
+from crmmem.memory.v1 import (
+    access_service_pb2_grpc,
+    memory_service_pb2_grpc,
+    transcript_service_pb2_grpc,
+)
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+TEST_JWT_SECRET = "test-secret-" + "x" * 32
+JWT_ISSUER = "crmmem"
+JWT_AUDIENCE = "crmmem.memory"
+
+
+def mint_token(
+    tenant: str,
+    user: str,
+    roles: Sequence[str] = (),
+    *,
+    secret: str = TEST_JWT_SECRET,
+    ttl_seconds: int = 3600,
+    **extra: Any,
+) -> str:
+    now = int(time.time())
+    claims: dict[str, Any] = {
+        "iss": JWT_ISSUER,
+        "aud": JWT_AUDIENCE,
+        "sub": user,
+        "tenant": tenant,
+        "roles": list(roles),
+        "iat": now,
+        "exp": now + ttl_seconds,
+    }
+    claims.update(extra)
+    return jwt.encode(claims, secret, algorithm="HS256")
+
+
+class _BearerInterceptor(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        metadata = [*(details.metadata or []), ("authorization", f"Bearer {self._token}")]
+        details = details._replace(metadata=metadata)
+        return continuation(details, request)
+
+
+@dataclass
+class Client:
+    """Stubs of every memory-service API, authenticated as one caller."""
+
+    channel: grpc.Channel
+    tenant: str
+    user: str
+    memories: memory_service_pb2_grpc.MemoryServiceStub = field(init=False)
+    transcript: transcript_service_pb2_grpc.TranscriptServiceStub = field(init=False)
+    access: access_service_pb2_grpc.AccessServiceStub = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.memories = memory_service_pb2_grpc.MemoryServiceStub(self.channel)
+        self.transcript = transcript_service_pb2_grpc.TranscriptServiceStub(self.channel)
+        self.access = access_service_pb2_grpc.AccessServiceStub(self.channel)
+
+
+@dataclass
+class ServerProcess:
+    """A service running as a child process, reachable on `address`."""
+
+    process: subprocess.Popen[bytes]
+    address: str
+    log_path: Path
+    channels: list[grpc.Channel] = field(default_factory=list)
+
+    def channel(self, token: str | None = None) -> grpc.Channel:
+        channel = grpc.insecure_channel(self.address)
+        self.channels.append(channel)
+        if token is None:
+            return channel
+        return grpc.intercept_channel(channel, _BearerInterceptor(token))
+
+    def client(self, tenant: str, user: str, roles: Sequence[str] = ()) -> Client:
+        return Client(self.channel(mint_token(tenant, user, roles)), tenant, user)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> int:
+        for channel in self.channels:
+            channel.close()
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+def start_server(
+    module: str,
+    env: dict[str, str],
+    workdir: Path,
+    *,
+    health_service: str = "",
+    startup_timeout: float = 60,
+) -> ServerProcess:
+    """Start `python -m <module> serve` on port 0 and wait until its health check says SERVING."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    port_file = workdir / f"port-{uuid.uuid4().hex}"
+    log_path = workdir / f"{module}-{uuid.uuid4().hex[:6]}.log"
+    full_env = {**os.environ, **env, "PORT_FILE": str(port_file)}
+    log = log_path.open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", module, "serve"],
+        env=full_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=workdir,
+    )
+    deadline = time.monotonic() + startup_timeout
+    while not port_file.exists() or not port_file.read_text().strip():
+        if process.poll() is not None:
+            raise RuntimeError(f"{module} exited early:\n{log_path.read_text()}")
+        if time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"{module} did not start:\n{log_path.read_text()}")
+        time.sleep(0.05)
+    server = ServerProcess(process, f"127.0.0.1:{port_file.read_text().strip()}", log_path)
+    wait_serving(server.address, health_service, deadline - time.monotonic())
+    return server
+
+
+def wait_serving(address: str, service: str = "", timeout: float = 30) -> None:
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        deadline = time.monotonic() + max(timeout, 1)
+        while True:
+            try:
+                reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=2)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.RpcError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{address} never became SERVING")
+            time.sleep(0.05)
+
+
+@contextmanager
+def postgres_database(admin_url: str) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one server; dropped afterwards."""
+    name = f"crmmem_{uuid.uuid4().hex[:12]}"
+    plain = admin_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base, _, _ = admin_url.rpartition("/")
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(plain, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def database_url(backend: str, workdir: Path) -> Callable[[], Any]:
+    """A context-manager factory yielding a database URL for `backend`."""
+    if backend == "sqlite":
+
+        @contextmanager
+        def sqlite() -> Iterator[str]:
+            yield f"sqlite:///{workdir / f'memory-{uuid.uuid4().hex[:8]}.db'}"
+
+        return sqlite
+    admin_url = os.environ.get("MEMORY_TEST_POSTGRES_URL")
+    if not admin_url:
+        raise RuntimeError(
+            "MEMORY_TEST_POSTGRES_URL is not set: run the suite with `make test` "
+            "(scripts/with-postgres.sh starts PostgreSQL)"
+        )
+    return lambda: postgres_database(admin_url)
