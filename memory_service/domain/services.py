@@ -191,7 +191,7 @@ class MemoryUseCases:
             return False
         if memory_filter.value_contains:
             needle = memory_filter.value_contains.casefold()
-            shown = {rules.applicable_revision(memory, instant), memory.latest}
+            shown = (rules.applicable_revision(memory, instant), memory.latest)
             if not any(r is not None and needle in r.value.casefold() for r in shown):
                 return False
         return True

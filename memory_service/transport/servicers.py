@@ -52,6 +52,8 @@ def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext
             trace_id = format(span.get_span_context().trace_id, "032x")
             log.exception("unexpected failure in %s (trace %s)", handler.__name__, trace_id)
             status = internal_status(trace_id)
+        context.set_code(status.code)  # lets the tracing interceptor record the status
+        context.set_details(status.details)
         context.abort_with_status(status)
         raise AssertionError("abort_with_status returns only by raising")
 

@@ -172,12 +172,29 @@ def test_list_filters(alice: Client) -> None:
         fact.name,
         candidate.name,
     ]
-    assert names(list_all(alice, value_contains="morning")) == [pref.name], "case-insensitive"
-    assert names(list_all(alice, value_contains="project alpha")) == [fact.name]
-    assert names(list_all(alice, value_contains="nothing like this")) == []
     assert names(list_all(alice, revision_state=ACTIVE)) == [pref.name, fact.name]
     assert names(list_all(alice, revision_state=CANDIDATE)) == [candidate.name]
     assert names(list_all(alice, kind=PREFERENCE, revision_state=ACTIVE)) == [pref.name]
+
+
+def test_list_filter_value_contains(alice: Client) -> None:
+    pref = create_pref(alice, "meeting_time", "Prefers MORNING meetings")
+    fact = create_pref(alice, "project_owner", "Sam owns Project Alpha", kind=FACT)
+    candidate = create_pref(
+        alice,
+        "lunch",
+        "Would you like lunch at noon?",
+        speaker=ASSISTANT,
+        method=ASSISTANT_INFERENCE,
+    )
+    assert names(list_all(alice, value_contains="morning")) == [pref.name], "case-insensitive"
+    assert names(list_all(alice, value_contains="project alpha")) == [fact.name]
+    assert names(list_all(alice, value_contains="nothing like this")) == []
+    # A candidate has no applicable revision, but its newest revision is searched.
+    assert names(list_all(alice, value_contains="LUNCH")) == [candidate.name]
+    corrected = correct(alice, pref, "Prefers afternoon meetings").memory
+    assert names(list_all(alice, value_contains="afternoon")) == [corrected.name]
+    assert names(list_all(alice, value_contains="morning")) == []
 
 
 def test_list_pagination_walks_every_memory_once_in_creation_order(alice: Client) -> None:

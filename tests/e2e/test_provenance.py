@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
+
 import grpc
 import pytest
+from crmmem.memory.v1 import memory_pb2
 
 from tests.e2e.helpers import (
     ACTIVE,
@@ -44,22 +47,32 @@ from tests.support.servers import Client
 pytestmark = pytest.mark.timeout(120)
 
 
+STATE_TABLE = [
+    (USER, USER_STATEMENT, ACTIVE),
+    (USER, USER_CONFIRMATION, ACTIVE),
+    (USER, ASSISTANT_INFERENCE, CANDIDATE),
+    (USER, IMPORT, CANDIDATE),
+    (USER, RULE, CANDIDATE),
+    (ASSISTANT, USER_STATEMENT, CANDIDATE),
+    (ASSISTANT, USER_CONFIRMATION, CANDIDATE),
+    (ASSISTANT, ASSISTANT_INFERENCE, CANDIDATE),
+    (THIRD_PARTY, USER_STATEMENT, CANDIDATE),
+    (THIRD_PARTY, USER_CONFIRMATION, CANDIDATE),
+    (TOOL, USER_STATEMENT, CANDIDATE),
+]
+
+
 @pytest.mark.parametrize(
     ("speaker", "method", "expected"),
     [
-        (USER, USER_STATEMENT, ACTIVE),
-        (USER, USER_CONFIRMATION, ACTIVE),
-        (USER, ASSISTANT_INFERENCE, CANDIDATE),
-        (USER, IMPORT, CANDIDATE),
-        (USER, RULE, CANDIDATE),
-        (ASSISTANT, USER_STATEMENT, CANDIDATE),
-        (ASSISTANT, USER_CONFIRMATION, CANDIDATE),
-        (ASSISTANT, ASSISTANT_INFERENCE, CANDIDATE),
-        (THIRD_PARTY, USER_STATEMENT, CANDIDATE),
-        (THIRD_PARTY, USER_CONFIRMATION, CANDIDATE),
-        (TOOL, USER_STATEMENT, CANDIDATE),
+        pytest.param(
+            speaker,
+            method,
+            expected,
+            id=f"{memory_pb2.Speaker.Name(speaker)}-{memory_pb2.ProvenanceMethod.Name(method)}",
+        )
+        for speaker, method, expected in STATE_TABLE
     ],
-    ids=lambda v: str(v),
 )
 def test_state_on_create_follows_method_and_evidence_speaker(
     alice: Client, speaker: int, method: int, expected: int
@@ -211,7 +224,7 @@ def test_quote_is_checked_on_correction_too(alice: Client) -> None:
 def test_evidence_must_resolve(alice: Client) -> None:
     conversation = new_conversation()
     real = append(alice, conversation, "I prefer mornings", USER)
-    missing_in_known_conversation = f"{conversation}/messages/does-not-exist-0000"
+    missing_in_known_conversation = f"{conversation}/messages/{uuid.uuid4().hex}"
     missing_conversation = f"{new_conversation()}/messages/{real.name.rsplit('/', 1)[1]}"
     for evidence in (missing_in_known_conversation, missing_conversation):
         expect_error(

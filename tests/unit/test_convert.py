@@ -1,0 +1,69 @@
+"""Proto-to-domain validation: every rejection names the field."""
+
+from __future__ import annotations
+
+import pytest
+from crmmem.memory.v1 import memory_pb2 as pb
+from crmmem.memory.v1 import memory_service_pb2 as svc
+
+from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.model import ScopeType
+from memory_service.transport import convert
+
+
+def violation(error: pytest.ExceptionInfo[InvalidArgument]) -> str:
+    return error.value.violations[0].field
+
+
+def test_unknown_enum_number_is_rejected_not_mapped() -> None:
+    with pytest.raises(InvalidArgument) as error:
+        convert.SCOPE_TYPES.required(99, "memory.scope.type")
+    assert violation(error) == "memory.scope.type"
+    assert convert.SCOPE_TYPES.required(pb.SCOPE_TYPE_USER, "x") is ScopeType.USER
+    assert convert.SCOPE_TYPES.optional(0, "x") is None
+
+
+@pytest.mark.parametrize("etag", ["garbage", "v0", "v-1", "3", "v1x"])
+def test_malformed_etags_are_rejected(etag: str) -> None:
+    with pytest.raises(InvalidArgument):
+        convert.parse_etag(etag, required=True)
+
+
+def test_etag_round_trip_and_required() -> None:
+    assert convert.parse_etag("v12", required=True) == 12
+    assert convert.parse_etag("", required=False) is None
+    with pytest.raises(InvalidArgument):
+        convert.parse_etag("", required=True)
+
+
+def test_page_token_is_bound_to_its_query() -> None:
+    first = svc.ListMemoriesRequest(key="meeting_time", page_size=5)
+    token = convert.encode_page_token(first, ["abc"])
+    assert convert.decode_page_token(svc.ListMemoriesRequest(key="meeting_time"), token) == ["abc"]
+    with pytest.raises(InvalidArgument) as error:
+        convert.decode_page_token(svc.ListMemoriesRequest(key="other"), token)
+    assert violation(error) == "page_token"
+    with pytest.raises(InvalidArgument):
+        convert.decode_page_token(first, "not-a-token!!")
+
+
+def test_inverted_interval_names_valid_until() -> None:
+    draft = pb.RevisionDraft(
+        value="x",
+        provenance=pb.Provenance(
+            method=pb.PROVENANCE_METHOD_USER_STATEMENT,
+            transcript_message="conversations/c/messages/" + "0" * 32,
+        ),
+    )
+    draft.valid_from.FromSeconds(2000)
+    draft.valid_until.FromSeconds(1000)
+    with pytest.raises(InvalidArgument) as error:
+        convert.revision_draft(draft)
+    assert violation(error) == "revision.valid_until"
+
+
+def test_request_id_must_be_a_uuid() -> None:
+    convert.check_request_id("")
+    convert.check_request_id("0b0e7a44-3f5e-4f5e-9d5c-2b7c0c1d2e3f")
+    with pytest.raises(InvalidArgument):
+        convert.check_request_id("retry-1")
