@@ -8,7 +8,7 @@ INSTALLED := $(VENV)/.installed
 
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test venv gen lint format typecheck unit token clean
+.PHONY: run test venv gen lint format unit token quickstart clean
 
 run: gen
 	MEMORY_DEV_MODE=$${MEMORY_DEV_MODE:-1} $(BIN)/python -m memory_service serve
@@ -54,3 +54,7 @@ token: gen
 
 clean:
 	rm -rf build .mypy_cache .ruff_cache .pytest_cache
+
+# Runs examples/quickstart.py against the service that `make run` started.
+quickstart: gen
+	MEMORY_DEV_MODE=1 $(BIN)/python examples/quickstart.py
