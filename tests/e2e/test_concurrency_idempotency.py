@@ -203,6 +203,17 @@ def test_a7_create_retried_with_the_same_request_id(alice: Client) -> None:
     assert get(alice, first.memory.name).etag == first.memory.etag
 
 
+def test_retry_after_later_writes_still_returns_the_original_response(alice: Client) -> None:
+    evidence = say(alice, None, "I prefer morning meetings")
+    rid = request_id()
+    first = create_memory(alice, "meeting_time", "mornings", evidence=evidence, request_id=rid)
+    correct(alice, first.memory, "afternoons")
+    retried = create_memory(alice, "meeting_time", "mornings", evidence=evidence, request_id=rid)
+    assert retried == first
+    assert [r.value for r in revisions(alice, first.memory.name)] == ["mornings", "afternoons"]
+    assert names(list_all(alice)) == [first.memory.name]
+
+
 def test_correct_retried_with_the_same_request_id(alice: Client) -> None:
     memory = create_pref(alice, "meeting_time", "mornings")
     evidence = say(alice, None, "afternoons from now on")

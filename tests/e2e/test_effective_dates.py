@@ -102,6 +102,11 @@ def test_a2_correction_effective_next_monday(alice: Client) -> None:
     [on_monday] = list_all(alice, key="meeting_time", as_of=monday)
     assert on_monday.applicable_revision.revision_number == 2
 
+    # States are computed at the list's instant: revision 1 is superseded only from Monday.
+    assert names(list_all(alice, revision_state=SUPERSEDED)) == []
+    assert names(list_all(alice, revision_state=SUPERSEDED, as_of=monday)) == [memory.name]
+    assert names(list_all(alice, revision_state=ACTIVE, as_of=sunday)) == [memory.name]
+
     # History: both revisions, oldest first, with lineage and both clocks.
     rev1_h, rev2_h = revisions(alice, memory.name)
     assert rev1_h.revision_number == 1
@@ -150,6 +155,20 @@ def test_correction_without_valid_from_takes_effect_now(alice: Client) -> None:
     assert applicable_number(alice, memory.name, before - dt.timedelta(minutes=5)) == 1
     assert applicable_number(alice, memory.name, after + dt.timedelta(minutes=5)) == 2
     assert names(list_all(alice, revision_state=SUPERSEDED)) == [memory.name]
+
+
+def test_retroactive_correction(alice: Client) -> None:
+    memory = create_pref(alice, "meeting_time", "mornings")
+    since = now() - dt.timedelta(days=2)
+    corrected = correct(alice, memory, "afternoons since Friday", valid_from=since)
+    assert corrected.memory.applicable_revision.revision_number == 2
+    rev1, rev2 = revisions(alice, memory.name)
+    assert rev1.state == SUPERSEDED
+    assert to_dt(rev1.superseded_from) == since
+    assert to_dt(rev2.valid_from) == since
+    assert applicable_number(alice, memory.name, since - dt.timedelta(hours=1)) == 1
+    assert applicable_number(alice, memory.name, since) == 2
+    assert applicable_number(alice, memory.name, None) == 2
 
 
 def test_i1_at_most_one_revision_applies_at_any_instant(alice: Client) -> None:

@@ -116,6 +116,18 @@ def test_value_of_exactly_4000_characters_is_accepted(alice: Client) -> None:
     assert get(alice, memory.name).applicable_revision.value == value
 
 
+@pytest.mark.parametrize("char", ["é", "😀"], ids=["two_byte", "four_byte"])
+def test_value_limit_counts_characters_not_bytes(alice: Client, char: str) -> None:
+    memory = create_pref(alice, "note", char * 4000, evidence=say(alice, None, "a note"))
+    assert get(alice, memory.name).applicable_revision.value == char * 4000
+    expect_error(
+        lambda: create_pref(alice, "note_2", char * 4001, evidence=say(alice, None, "a note")),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "FIELD_INVALID",
+        "revision.value",
+    )
+
+
 def test_key_alphabet_boundaries_are_accepted(alice: Client) -> None:
     for key in ["a", "a" * 128, "x0_.-z", "meeting_time.work-hours"]:
         memory = create_pref(alice, key, f"value for {key[:20]}", key_context="ctx_1.b-2")
@@ -220,6 +232,9 @@ def test_list_pagination_walks_every_memory_once_in_creation_order(alice: Client
     whole = list_page(alice, page_size=0)
     assert names(whole.memories) == created
     assert whole.next_page_token == ""
+
+    # Above the maximum (1,000) the page size is coerced, not refused (AIP-158).
+    assert names(list_page(alice, page_size=5000).memories) == created
 
     # A page size larger than what is left ends the walk with an empty token.
     exact = list_page(alice, page_size=7)

@@ -34,6 +34,7 @@ from tests.e2e.helpers import (
     messages,
     names,
     new_conversation,
+    not_found_signature,
     now,
     provenance,
     reject,
@@ -260,6 +261,26 @@ def test_another_users_conversation_is_not_evidence(alice: Client, bob: Client) 
     )
     expect_error(lambda: messages(bob, conversation), grpc.StatusCode.NOT_FOUND, "NOT_FOUND")
     assert list_all(bob) == []
+    # ...and each of those fails exactly as it does for a conversation that does not exist.
+    missing = new_conversation()
+    assert not_found_signature(
+        lambda: messages(bob, conversation), conversation
+    ) == not_found_signature(lambda: messages(bob, missing), missing)
+    missing_message = f"{missing}/messages/{uuid.uuid4().hex}"
+    foreign_info = expect_error(
+        lambda: create_memory(bob, "meeting_time", "x", evidence=alices_words.name),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "EVIDENCE_NOT_FOUND",
+    )
+    missing_info = expect_error(
+        lambda: create_memory(bob, "meeting_time", "x", evidence=missing_message),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "EVIDENCE_NOT_FOUND",
+    )
+    assert foreign_info.fields == missing_info.fields
+    assert foreign_info.message.replace(alices_words.name, "<m>") == missing_info.message.replace(
+        missing_message, "<m>"
+    )
     # Alice's conversation is untouched.
     assert [m.name for m in messages(alice, conversation)] == [alices_words.name]
 
@@ -365,6 +386,28 @@ def test_only_the_subject_confirms(alice: Client, bob: Client, carol: Client) ->
                 "NOT_FOUND",
             )
     assert [r.state for r in revisions(alice, created.memory.name)] == [CANDIDATE]
+
+
+def test_confirmation_evidence_must_be_the_confirmers_own(alice: Client, bob: Client) -> None:
+    suggestion = say(alice, None, "Would you like mornings?", ASSISTANT)
+    created = create_memory(
+        alice, "meeting_time", "mornings", evidence=suggestion, method=ASSISTANT_INFERENCE
+    )
+    bobs_words = say(bob, None, "Yes, mornings")
+    nowhere = f"{new_conversation()}/messages/{uuid.uuid4().hex}"
+    for evidence in (bobs_words, nowhere):
+        expect_error(
+            lambda evidence=evidence: confirm(
+                alice, created.revision.name, transcript_message=evidence
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "EVIDENCE_NOT_FOUND",
+        )
+    assert [r.state for r in revisions(alice, created.memory.name)] == [CANDIDATE]
+    yes = say(alice, None, "Yes, mornings please")
+    confirmed = confirm(alice, created.revision.name, transcript_message=yes)
+    assert confirmed.revision.state == ACTIVE
+    assert confirmed.revision.confirmation.user_id == "alice"
 
 
 def test_confirm_missing_revision_is_not_found(alice: Client) -> None:

@@ -19,7 +19,7 @@ SERVICES = [
 ]
 
 
-@pytest.mark.parametrize("service", ["", "crmmem.memory.v1.MemoryService"])
+@pytest.mark.parametrize("service", ["", *SERVICES])
 def test_health_is_serving_without_credentials(memory_server: ServerProcess, service: str) -> None:
     stub = health_pb2_grpc.HealthStub(memory_server.channel())
     reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)

@@ -19,6 +19,7 @@ from crmmem.memory.v1 import (
 
 from tests.e2e.helpers import (
     SCOPE_CUSTOMER,
+    SCOPE_ORG,
     SCOPE_USER,
     USER,
     create_pref,
@@ -486,3 +487,25 @@ def test_several_violations_name_offending_fields_only(ctx: Ctx) -> None:
     # is reported must be one of the offending fields.
     assert info.fields, info
     assert set(info.fields) <= {"memory.key", "memory.kind", "revision.value"}, info.fields
+
+
+@pytest.mark.parametrize(
+    ("scope_type", "scope_id"),
+    [
+        pytest.param(SCOPE_ORG, "acme", id="organization_with_id"),
+        pytest.param(SCOPE_USER, "bad id!", id="user_id_bad_chars"),
+    ],
+)
+def test_create_memory_rejects_bad_scope_ids_even_for_admins(
+    ctx: Ctx, scope_type: int, scope_id: str
+) -> None:
+    evidence = say(ctx.admin, None, "The office is closed on Fridays")
+    request = memory_service_pb2.CreateMemoryRequest(
+        memory=memory_spec("office_days", scope_type=scope_type, scope_id=scope_id),
+        revision=draft("closed on Fridays", evidence),
+    )
+    _check(
+        lambda: ctx.admin.memories.CreateMemory(request, timeout=10),
+        FIELD_INVALID,
+        "memory.scope.id",
+    )

@@ -77,7 +77,8 @@ def test_round_trip_keeps_times_and_unknown_source_time(units: SqlUnitOfWorkFact
     assert stored.valid_until == original.valid_until
     assert stored.create_time == original.create_time
     assert stored.provenance.source_time is None  # unknown stays unknown (I2)
-    assert stored.valid_until is not None and stored.valid_until.tzinfo is not None
+    assert stored.valid_until is not None
+    assert stored.valid_until.tzinfo is not None
 
 
 def test_every_read_is_tenant_scoped(units: SqlUnitOfWorkFactory) -> None:
