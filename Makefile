@@ -8,7 +8,7 @@ INSTALLED := $(VENV)/.installed
 
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test venv gen lint format unit token quickstart clean
+.PHONY: run test venv gen lint format unit token quickstart bench clean
 
 run: gen
 	MEMORY_DEV_MODE=$${MEMORY_DEV_MODE:-1} $(BIN)/python -m memory_service serve
@@ -54,6 +54,10 @@ token: gen
 
 clean:
 	rm -rf build .mypy_cache .ruff_cache .pytest_cache
+
+# Budgets of SPEC §7, printed as JSON (not part of make test).
+bench: gen
+	$(BIN)/python -m bench.correction_bench
 
 # Runs examples/quickstart.py against the service that `make run` started.
 quickstart: gen

@@ -1,0 +1,81 @@
+"""Correction latency through gRPC against the memory service on SQLite (SPEC §7: p95 <= 10 ms).
+
+.venv/bin/python bench/correction_bench.py --memories 200 --corrections 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from crmmem.memory.v1 import memory_pb2 as pb
+from crmmem.memory.v1 import memory_service_pb2 as svc
+from crmmem.memory.v1 import transcript_service_pb2 as tr
+
+from bench.common import emit, start_memory_service, summary_ms
+from tests.support.servers import TEST_JWT_SECRET
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--memories", type=int, default=200)
+    parser.add_argument("--corrections", type=int, default=2000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as workdir:
+        server = start_memory_service(Path(workdir), TEST_JWT_SECRET)
+        try:
+            client = server.client("bench", "mara")
+            evidence = client.transcript.AppendMessage(
+                tr.AppendMessageRequest(
+                    parent="conversations/bench",
+                    message=tr.Message(speaker=pb.SPEAKER_USER, text="I prefer this"),
+                )
+            ).message.name
+            provenance = pb.Provenance(
+                method=pb.PROVENANCE_METHOD_USER_STATEMENT, transcript_message=evidence
+            )
+            etags: dict[str, str] = {}
+            for index in range(args.memories):
+                created = client.memories.CreateMemory(
+                    svc.CreateMemoryRequest(
+                        memory=pb.Memory(
+                            scope=pb.Scope(type=pb.SCOPE_TYPE_USER),
+                            key=f"pref_{index}",
+                            kind=pb.MEMORY_KIND_PREFERENCE,
+                        ),
+                        revision=pb.RevisionDraft(value="v0", provenance=provenance),
+                    )
+                )
+                etags[created.memory.name] = created.memory.etag
+            names = list(etags)
+            samples = []
+            for index in range(args.corrections):
+                name = names[index % len(names)]
+                request = svc.CorrectMemoryRequest(
+                    name=name,
+                    etag=etags[name],
+                    revision=pb.RevisionDraft(value=f"v{index}", provenance=provenance),
+                    request_id=str(uuid.uuid4()),
+                )
+                start = time.perf_counter()
+                reply = client.memories.CorrectMemory(request)
+                samples.append(time.perf_counter() - start)
+                etags[name] = reply.memory.etag
+        finally:
+            server.stop()
+    emit(
+        {
+            "benchmark": "correction",
+            "database": "sqlite",
+            "memories": args.memories,
+            "correction": summary_ms(samples),
+            "budget_p95_ms": 10,
+        }
+    )
+
+
+if __name__ == "__main__":
+    main()
