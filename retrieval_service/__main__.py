@@ -1,0 +1,49 @@
+"""`python -m retrieval_service serve`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from retrieval_service.config import RetrievalSettings
+
+
+async def _serve(settings: RetrievalSettings) -> int:
+    from memory_service.telemetry import configure_tracing
+    from retrieval_service.server import start_sidecar
+
+    provider = configure_tracing("retrieval-service")
+    running = await start_sidecar(settings, provider)
+    if settings.port_file:
+        Path(settings.port_file).write_text(str(running.port))
+    print(
+        f"retrieval service listening on {settings.listen.rsplit(':', 1)[0]}:{running.port}\n"
+        f"  index: {running.index.backend} ({running.index.count()} points)",
+        flush=True,
+    )
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
+    await stopping.wait()
+    await running.stop(5)
+    provider.shutdown()
+    print("retrieval service stopped", flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m retrieval_service")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("serve", help="run the gRPC sidecar")
+    parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    return asyncio.run(_serve(RetrievalSettings.from_env()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""Sidecar settings from the environment (listed in the README)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    listen: str
+    port_file: str
+    data_dir: Path
+    model_path: str
+    qdrant_url: str
+    qdrant_api_key: str
+    torch_threads: int
+    query_batch_wait_ms: float
+
+    @classmethod
+    def from_env(cls) -> RetrievalSettings:
+        return cls(
+            listen=os.environ.get("RETRIEVAL_LISTEN", "127.0.0.1:50052"),
+            port_file=os.environ.get("PORT_FILE", ""),
+            data_dir=Path(os.environ.get("RETRIEVAL_DATA_DIR", "data/retrieval")).resolve(),
+            model_path=os.environ.get("RETRIEVAL_MODEL_PATH", ""),
+            qdrant_url=os.environ.get("QDRANT_URL", ""),
+            qdrant_api_key=os.environ.get("QDRANT_API_KEY", ""),
+            torch_threads=int(os.environ.get("RETRIEVAL_TORCH_THREADS", "0")),
+            query_batch_wait_ms=float(os.environ.get("RETRIEVAL_QUERY_BATCH_WAIT_MS", "1")),
+        )

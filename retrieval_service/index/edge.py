@@ -1,0 +1,130 @@
+"""Qdrant's own engine in-process (qdrant-edge-py): the embedded default for one machine."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+
+from retrieval_service.index import Hit, IndexPoint, ScopeSelector, memory_id, point_id
+
+
+class EdgeIndex:
+    backend = "qdrant-edge"
+
+    def __init__(self, path: Path, dimensions: int) -> None:
+        self._lock = threading.Lock()  # the shard is shared by the gRPC worker threads
+        config = qe.EdgeConfig(
+            vectors=qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine),
+        )
+        if (path / "edge_config.json").exists() or any(path.glob("segments*")):
+            self._shard = qe.EdgeShard.load(str(path), config)
+        else:
+            path.mkdir(parents=True, exist_ok=True)
+            self._shard = qe.EdgeShard.create(str(path), config)
+            self._create_payload_indexes()
+
+    def _create_payload_indexes(self) -> None:
+        self._shard.update(
+            qe.UpdateOperation.create_field_index(
+                "tenant_id", qe.KeywordIndexParams(is_tenant=True)
+            )
+        )
+        for field in ("scope_type", "scope_id"):
+            self._shard.update(
+                qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword)
+            )
+        self._shard.update(
+            qe.UpdateOperation.create_field_index("version", qe.PayloadSchemaType.Integer)
+        )
+
+    def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
+        with self._lock:
+            stored = {
+                memory_id(record.id): int((record.payload or {}).get("version", 0))
+                for record in self._shard.retrieve(
+                    [point_id(p.id) for p in points], with_payload=["version"], with_vector=False
+                )
+            }
+            fresh = [p for p in points if stored.get(p.id, -1) < p.version]
+            for point in fresh:
+                newer_than_stored = qe.Filter(
+                    must=[qe.FieldCondition(key="version", range=qe.RangeFloat(lt=point.version))]
+                )
+                self._shard.update(
+                    qe.UpdateOperation.upsert_points(
+                        [qe.Point(point_id(point.id), point.vector, point.payload())],
+                        condition=newer_than_stored,
+                    )
+                )
+            return len(fresh), len(points) - len(fresh)
+
+    def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        with self._lock:
+            self._shard.update(
+                qe.UpdateOperation.delete_points_by_filter(
+                    qe.Filter(
+                        must=[
+                            _match("tenant_id", tenant_id),
+                            qe.HasIdCondition({point_id(i) for i in ids}),
+                        ]
+                    )
+                )
+            )
+
+    def delete_tenant(self, tenant_id: str) -> None:
+        with self._lock:
+            self._shard.update(
+                qe.UpdateOperation.delete_points_by_filter(
+                    qe.Filter(must=[_match("tenant_id", tenant_id)])
+                )
+            )
+
+    def search(
+        self, tenant_id: str, vector: list[float], limit: int, scopes: Sequence[ScopeSelector]
+    ) -> list[Hit]:
+        must: list[Any] = [_match("tenant_id", tenant_id)]
+        if scopes:
+            must.append(qe.Filter(should=[_scope_filter(scope) for scope in scopes]))
+        hits = self._shard.search(
+            qe.SearchRequest(
+                query=qe.Query.Nearest(vector),
+                limit=limit,
+                filter=qe.Filter(must=must),
+                with_payload=["version", "revision_number"],
+                with_vector=False,
+            )
+        )
+        return [
+            Hit(
+                memory_id(hit.id),
+                float(hit.score),
+                int((hit.payload or {}).get("version", 0)),
+                int((hit.payload or {}).get("revision_number", 0)),
+            )
+            for hit in hits
+        ]
+
+    def count(self) -> int:
+        return int(self._shard.info().points_count)
+
+    def close(self) -> None:
+        with self._lock:
+            self._shard.flush()
+            self._shard.close()
+
+
+def _match(key: str, value: str) -> qe.FieldCondition:
+    return qe.FieldCondition(key=key, match=qe.MatchValue(value))
+
+
+def _scope_filter(scope: ScopeSelector) -> qe.Filter:
+    must: list[Any] = [_match("scope_type", scope.scope_type)]
+    if scope.scope_id:
+        must.append(_match("scope_id", scope.scope_id))
+    return qe.Filter(must=must)

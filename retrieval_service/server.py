@@ -1,0 +1,98 @@
+"""Assembles the sidecar: model, index, gRPC aio server with health, reflection and tracing."""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
+from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]
+from grpc_reflection.v1alpha import reflection
+from opentelemetry.instrumentation.grpc import aio_server_interceptor
+from opentelemetry.sdk.trace import TracerProvider
+
+from retrieval_service.batching import QueryBatcher
+from retrieval_service.config import RetrievalSettings
+from retrieval_service.embedding import Embedder
+from retrieval_service.embedding.sentence_transformer import (
+    SentenceTransformerEmbedder,
+    packaged_model_path,
+)
+from retrieval_service.index import VectorIndex
+from retrieval_service.service import RetrievalServicer
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RetrievalService"].full_name
+
+
+def collection_name(embedder: Embedder) -> str:
+    """One collection per embedding model: vectors of two models never share a space."""
+    slug = re.sub(r"[^a-z0-9]+", "-", embedder.model_name.lower()).strip("-")
+    return f"memories-{slug}-{embedder.dimensions}"
+
+
+def open_index(settings: RetrievalSettings, embedder: Embedder) -> VectorIndex:
+    collection = collection_name(embedder)
+    if settings.qdrant_url:
+        from retrieval_service.index.qdrant_server import QdrantClientIndex
+
+        return QdrantClientIndex.connect(
+            settings.qdrant_url, collection, embedder.dimensions, settings.qdrant_api_key
+        )
+    from retrieval_service.index.edge import EdgeIndex
+
+    return EdgeIndex(settings.data_dir / "edge" / collection, embedder.dimensions)
+
+
+@dataclass
+class RunningSidecar:
+    server: grpc.aio.Server
+    port: int
+    health: health_aio.HealthServicer
+    index: VectorIndex
+    batcher: QueryBatcher
+    executor: ThreadPoolExecutor
+
+    async def stop(self, grace: float) -> None:
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+        await self.batcher.stop()
+        self.executor.shutdown(wait=True)
+        self.index.close()
+
+
+async def start_sidecar(
+    settings: RetrievalSettings, tracer_provider: TracerProvider | None = None
+) -> RunningSidecar:
+    model_path = Path(settings.model_path) if settings.model_path else packaged_model_path()
+    embedder = SentenceTransformerEmbedder(model_path, threads=settings.torch_threads)
+    index = open_index(settings, embedder)
+    executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieval")
+    batcher = QueryBatcher(embedder.embed, executor, settings.query_batch_wait_ms / 1000)
+    batcher.start()
+
+    server = grpc.aio.server(interceptors=[aio_server_interceptor(tracer_provider=tracer_provider)])
+    pb_grpc.add_RetrievalServiceServicer_to_server(
+        RetrievalServicer(embedder, index, executor, batcher, collection_name(embedder)), server
+    )
+    health = health_aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    reflection.enable_server_reflection(
+        (
+            SERVICE_NAME,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        ),
+        server,
+    )
+    port = server.add_insecure_port(settings.listen)
+    if port == 0:
+        raise RuntimeError(f"could not listen on {settings.listen}")
+    await server.start()
+    for name in ("", SERVICE_NAME):
+        await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return RunningSidecar(server, port, health, index, batcher, executor)

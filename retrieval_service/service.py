@@ -1,0 +1,173 @@
+"""The sidecar's gRPC servicer. Embedding and index calls run on worker threads, so the event
+loop that answers health checks and reflection never waits on the model."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import grpc
+from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
+from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+from opentelemetry import trace
+
+from retrieval_service.batching import QueryBatcher
+from retrieval_service.embedding import Embedder
+from retrieval_service.index import IndexPoint, ScopeSelector, VectorIndex
+
+MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
+MAX_DOCUMENTS = 256
+MAX_TEXT = 8000
+MAX_QUERY = 2000
+MAX_LIMIT = 100
+tracer = trace.get_tracer("retrieval_service")
+
+
+class BadField(Exception):
+    def __init__(self, field: str, description: str) -> None:
+        super().__init__(f"{field}: {description}")
+        self.field = field
+        self.description = description
+
+
+def _invalid(error: BadField) -> grpc.Status:
+    status = status_pb2.Status(code=code_pb2.INVALID_ARGUMENT, message=str(error))
+    for detail in (
+        error_details_pb2.ErrorInfo(reason="FIELD_INVALID", domain="crmmem.retrieval.v1"),
+        error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(
+                    field=error.field, description=error.description
+                )
+            ]
+        ),
+    ):
+        packed = any_pb2.Any()
+        packed.Pack(detail)
+        status.details.append(packed)
+    return rpc_status.to_status(status)
+
+
+async def _abort(context: Any, error: BadField) -> None:
+    """aio contexts accept a rich status; the type stubs do not know it yet."""
+    await context.abort_with_status(_invalid(error))
+
+
+def _tenant(value: str, field: str = "tenant_id") -> str:
+    if not value or len(value) > 128:
+        raise BadField(field, "is required (1-128 characters)")
+    return value
+
+
+class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
+    def __init__(
+        self,
+        embedder: Embedder,
+        index: VectorIndex,
+        executor: ThreadPoolExecutor,
+        batcher: QueryBatcher,
+        collection: str,
+    ) -> None:
+        self._embedder = embedder
+        self._index = index
+        self._executor = executor
+        self._batcher = batcher
+        self._collection = collection
+
+    async def _run(self, function: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
+
+    async def UpsertDocuments(
+        self, request: pb.UpsertDocumentsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.UpsertDocumentsResponse:
+        try:
+            documents = list(request.documents)
+            if len(documents) > MAX_DOCUMENTS:
+                raise BadField("documents", f"at most {MAX_DOCUMENTS} per call")
+            for index, document in enumerate(documents):
+                field = f"documents[{index}]"
+                if not MEMORY_ID.match(document.id):
+                    raise BadField(f"{field}.id", "must be 32 hex characters")
+                _tenant(document.tenant_id, f"{field}.tenant_id")
+                if not document.text.strip() or len(document.text) > MAX_TEXT:
+                    raise BadField(f"{field}.text", f"is required, at most {MAX_TEXT} characters")
+                if document.version <= 0:
+                    raise BadField(f"{field}.version", "must be positive")
+        except BadField as error:
+            await _abort(context, error)
+        if not documents:
+            return pb.UpsertDocumentsResponse()
+        with tracer.start_as_current_span("embed.documents") as span:
+            span.set_attribute("crmmem.documents", len(documents))
+            vectors = await self._run(self._embedder.embed, [d.text for d in documents])
+        points = [
+            IndexPoint(
+                d.id, d.tenant_id, d.version, d.revision_number, d.scope_type, d.scope_id, vector
+            )
+            for d, vector in zip(documents, vectors, strict=True)
+        ]
+        with tracer.start_as_current_span("vector.upsert"):
+            written, stale = await self._run(self._index.upsert, points)
+        return pb.UpsertDocumentsResponse(upserted_count=written, stale_count=stale)
+
+    async def DeleteDocuments(
+        self, request: pb.DeleteDocumentsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.DeleteDocumentsResponse:
+        try:
+            tenant = _tenant(request.tenant_id)
+            for index, memory_id in enumerate(request.ids):
+                if not MEMORY_ID.match(memory_id):
+                    raise BadField(f"ids[{index}]", "must be 32 hex characters")
+            if request.all_of_tenant and request.ids:
+                raise BadField("ids", "must be empty with all_of_tenant")
+        except BadField as error:
+            await _abort(context, error)
+        with tracer.start_as_current_span("vector.delete"):
+            if request.all_of_tenant:
+                await self._run(self._index.delete_tenant, tenant)
+            else:
+                await self._run(self._index.delete, tenant, list(request.ids))
+        return pb.DeleteDocumentsResponse(requested_count=len(request.ids))
+
+    async def Search(
+        self, request: pb.SearchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.SearchResponse:
+        try:
+            tenant = _tenant(request.tenant_id)
+            if not request.query.strip() or len(request.query) > MAX_QUERY:
+                raise BadField("query", f"is required, at most {MAX_QUERY} characters")
+            if request.limit < 0 or request.limit > MAX_LIMIT:
+                raise BadField("limit", f"must be between 0 and {MAX_LIMIT}")
+        except BadField as error:
+            await _abort(context, error)
+        scopes = [ScopeSelector(s.scope_type, s.scope_id) for s in request.scopes]
+        with tracer.start_as_current_span("embed.query"):
+            vector = await self._batcher.embed(request.query)
+        with tracer.start_as_current_span("vector.search") as span:
+            hits = await self._run(self._index.search, tenant, vector, request.limit or 10, scopes)
+            span.set_attribute("crmmem.candidates", len(hits))
+        return pb.SearchResponse(
+            candidates=[
+                pb.Candidate(
+                    id=h.id, score=h.score, version=h.version, revision_number=h.revision_number
+                )
+                for h in hits
+            ]
+        )
+
+    async def GetStats(
+        self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.GetStatsResponse:
+        points = await self._run(self._index.count)
+        return pb.GetStatsResponse(
+            points=points,
+            model=self._embedder.model_name,
+            backend=self._index.backend,
+            dimensions=self._embedder.dimensions,
+            collection=self._collection,
+        )
