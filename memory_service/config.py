@@ -33,6 +33,12 @@ class Settings:
     idempotency_ttl_hours: int
     max_workers: int
     shutdown_grace_seconds: float
+    retrieval_address: str
+    recall_timeout_seconds: float
+    breaker_failures: int
+    breaker_reset_seconds: float
+    outbox_worker: bool
+    outbox_poll_seconds: float
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -66,7 +72,20 @@ class Settings:
             idempotency_ttl_hours=ttl,
             max_workers=int(os.environ.get("MEMORY_MAX_WORKERS", "16")),
             shutdown_grace_seconds=float(os.environ.get("MEMORY_SHUTDOWN_GRACE_SECONDS", "10")),
+            retrieval_address=_optional_address(
+                os.environ.get("MEMORY_RETRIEVAL_ADDRESS", "127.0.0.1:50052")
+            ),
+            recall_timeout_seconds=float(os.environ.get("MEMORY_RECALL_TIMEOUT_MS", "250")) / 1000,
+            breaker_failures=int(os.environ.get("MEMORY_BREAKER_FAILURES", "3")),
+            breaker_reset_seconds=float(os.environ.get("MEMORY_BREAKER_RESET_SECONDS", "5")),
+            outbox_worker=_flag("MEMORY_OUTBOX_WORKER", True),
+            outbox_poll_seconds=float(os.environ.get("MEMORY_OUTBOX_POLL_SECONDS", "0.1")),
         )
+
+
+def _optional_address(value: str) -> str:
+    """An empty value or `none` turns search off: recall then always answers degraded."""
+    return "" if value.strip().lower() in ("", "none", "off") else value.strip()
 
 
 def dev_secret(data_dir: Path) -> str:

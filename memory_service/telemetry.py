@@ -33,4 +33,29 @@ def configure_tracing(default_service_name: str) -> TracerProvider:
         elif name == "console":
             provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
     trace.set_tracer_provider(provider)
+    _configure_metrics(has_endpoint)
     return provider
+
+
+def _configure_metrics(has_endpoint: bool) -> None:
+    """`OTEL_METRICS_EXPORTER` = otlp | console | none (default: otlp when an endpoint is set)."""
+    from opentelemetry import metrics
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import (
+        ConsoleMetricExporter,
+        MetricReader,
+        PeriodicExportingMetricReader,
+    )
+
+    readers: list[MetricReader] = []
+    for name in os.environ.get("OTEL_METRICS_EXPORTER", "otlp" if has_endpoint else "none").split(
+        ","
+    ):
+        if name.strip() == "otlp":
+            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+
+            readers.append(PeriodicExportingMetricReader(OTLPMetricExporter()))
+        elif name.strip() == "console":
+            readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter()))
+    if readers:
+        metrics.set_meter_provider(MeterProvider(metric_readers=readers))

@@ -19,6 +19,7 @@ def memory_env(db_url: str, **extra: str) -> dict[str, str]:
         "MEMORY_LISTEN": "127.0.0.1:0",
         "MEMORY_JWT_SECRET": TEST_JWT_SECRET,
         "MEMORY_DEV_MODE": "0",
+        "MEMORY_RETRIEVAL_ADDRESS": "none",
         **extra,
     }
 

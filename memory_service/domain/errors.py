@@ -86,3 +86,9 @@ class DeadlineExceeded(DomainError):
 
 class WriteConflict(Exception):
     """Storage saw a concurrent write (lost a compare-and-swap or a unique index race)."""
+
+
+class Unavailable(DomainError):
+    """A dependency (the search sidecar) cannot be reached; retrying later can succeed."""
+
+    reason = "SEARCH_UNAVAILABLE"

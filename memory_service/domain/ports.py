@@ -41,6 +41,8 @@ class MemoryQuery:
 
 class MemoryRepository(Protocol):
     def get(self, memory_id: str) -> Memory | None: ...
+    def get_many(self, memory_ids: list[str]) -> dict[str, Memory]: ...
+    def live_ids(self) -> list[str]: ...
     def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None: ...
     def add(self, memory: Memory) -> None: ...
     def add_revision(self, revision: Revision) -> None: ...
@@ -86,6 +88,34 @@ class IdempotencyRepository(Protocol):
     def put(self, user_id: str, request_id: str, stored: StoredResponse) -> None: ...
 
 
+class OutboxRepository(Protocol):
+    def enqueue(self, memory_id: str, due_time: datetime, now: datetime) -> None: ...
+
+
+@dataclass(frozen=True)
+class OutboxItem:
+    id: int
+    tenant_id: str
+    memory_id: str
+    due_time: datetime
+    create_time: datetime
+    attempts: int
+
+
+class OutboxStore(Protocol):
+    """The outbox across tenants, for the workers that drain it."""
+
+    def claim(
+        self, owner: str, limit: int, now: datetime, lease_seconds: float
+    ) -> list[OutboxItem]:
+        """Leases due items; several workers never get the same item while a lease holds."""
+
+    def complete(self, owner: str, ids: list[int]) -> None: ...
+    def retry(self, owner: str, items: list[OutboxItem], error: str, now: datetime) -> None: ...
+    def depth(self, now: datetime) -> tuple[int, datetime | None]:
+        """Due items waiting, and the oldest one's creation time."""
+
+
 class UnitOfWork(Protocol):
     """One transaction over one tenant's data."""
 
@@ -99,6 +129,8 @@ class UnitOfWork(Protocol):
     def grants(self) -> GrantRepository: ...
     @property
     def idempotency(self) -> IdempotencyRepository: ...
+    @property
+    def outbox(self) -> OutboxRepository: ...
 
     def commit(self) -> None: ...
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from memory_service.domain import rules
+from memory_service.domain import indexing, rules
 from memory_service.domain.authorization import AccessPolicy, require_admin
 from memory_service.domain.errors import (
     Aborted,
@@ -239,6 +239,7 @@ class MemoryUseCases:
         )
         memory.revisions.append(revision)
         uow.memories.add(memory)
+        self._schedule_index(uow, memory, now)
         return memory, revision
 
     def correct(
@@ -277,6 +278,7 @@ class MemoryUseCases:
         if revision.status is RevisionStatus.ACTIVE:
             for changed in rules.supersede(memory, revision, valid_from):
                 uow.memories.update_revision(changed)
+        self._schedule_index(uow, memory, now)
         return memory, revision
 
     def confirm(
@@ -312,6 +314,7 @@ class MemoryUseCases:
         if revision.valid_from is not None:
             for changed in rules.supersede(memory, revision, revision.valid_from):
                 uow.memories.update_revision(changed)
+        self._schedule_index(uow, memory, now)
         return memory, revision
 
     def reject(
@@ -327,6 +330,7 @@ class MemoryUseCases:
         self._claim(uow, memory, now)
         revision.status = RevisionStatus.REJECTED
         uow.memories.update_revision(revision)
+        self._schedule_index(uow, memory, now)
         return memory, revision
 
     def delete(
@@ -351,9 +355,26 @@ class MemoryUseCases:
             uow.memories.update_revision(revision)
         uow.memories.mark_deleted(memory.id, now)
         memory.delete_time = now
+        self._schedule_index(uow, memory, now)
         return memory, len(memory.revisions)
 
+    def reindex(self, uow: UnitOfWork, identity: Identity, now: datetime) -> int:
+        """Queues every live memory of the tenant; the drain rebuilds the index from SQL."""
+        require_admin(identity)
+        ids = uow.memories.live_ids()
+        for memory_id in ids:
+            uow.outbox.enqueue(memory_id, now, now)
+        return len(ids)
+
     # --- helpers -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _schedule_index(uow: UnitOfWork, memory: Memory, now: datetime) -> None:
+        """Outbox rows in the same transaction as the change: now, and whenever the applicable
+        revision will change by itself (a correction effective Monday re-indexes on Monday)."""
+        uow.outbox.enqueue(memory.id, now, now)
+        for instant in indexing.future_boundaries(memory, now)[:4]:
+            uow.outbox.enqueue(memory.id, instant, now)
 
     def _visible(self, uow: UnitOfWork, identity: Identity, memory_id: str) -> Memory:
         """I7: a foreign, unauthorized or deleted memory answers exactly like a missing one."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     DateTime,
     Dialect,
@@ -145,3 +146,23 @@ class IdempotencyRow(Base):
     fingerprint: Mapped[str] = mapped_column(String(64))
     response: Mapped[bytes] = mapped_column(LargeBinary)
     create_time: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+
+
+class OutboxRow(Base):
+    """Index work written in the same transaction as the record change it follows."""
+
+    __tablename__ = "index_outbox"
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    tenant_id: Mapped[str] = mapped_column(NAME)
+    memory_id: Mapped[str] = mapped_column(ID)
+    due_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    attempts: Mapped[int] = mapped_column(Integer)
+    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    lease_until: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    __table_args__ = (Index("ix_index_outbox_due_time", "due_time"),)

@@ -3,11 +3,14 @@ can forget the tenant filter (I7)."""
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
-from datetime import datetime
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, and_, delete, false, or_, select, update
+from sqlalchemy import Select, and_, delete, false, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -30,13 +33,20 @@ from memory_service.domain.model import (
     Speaker,
     TurnStatus,
 )
-from memory_service.domain.ports import MemoryQuery, StoredResponse, Visibility, chunks
+from memory_service.domain.ports import (
+    MemoryQuery,
+    OutboxItem,
+    StoredResponse,
+    Visibility,
+    chunks,
+)
 from memory_service.storage.models import (
     ConversationRow,
     CustomerGrantRow,
     IdempotencyRow,
     MemoryRow,
     MessageRow,
+    OutboxRow,
     RevisionRow,
 )
 
@@ -70,6 +80,21 @@ class SqlMemoryRepository(TenantScoped):
             self._select(MemoryRow).where(MemoryRow.id == memory_id)
         ).first()
         return None if row is None else self._with_revisions([row])[0]
+
+    def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
+        rows: list[MemoryRow] = []
+        for ids in chunks(sorted(set(memory_ids)), IN_CLAUSE_CHUNK):
+            rows.extend(self._session.scalars(self._select(MemoryRow).where(MemoryRow.id.in_(ids))))
+        return {memory.id: memory for memory in self._with_revisions(rows)}
+
+    def live_ids(self) -> list[str]:
+        return list(
+            self._session.scalars(
+                select(MemoryRow.id)
+                .where(MemoryRow.tenant_id == self._tenant_id, MemoryRow.live.is_(True))
+                .order_by(MemoryRow.id)
+            )
+        )
 
     def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None:
         row = self._session.scalars(
@@ -437,3 +462,95 @@ def purge_idempotency_keys(session: Session, older_than: datetime) -> int:
     """Maintenance across tenants: forget request ids past their retention."""
     result = session.execute(delete(IdempotencyRow).where(IdempotencyRow.create_time < older_than))
     return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+class SqlOutboxRepository(TenantScoped):
+    def enqueue(self, memory_id: str, due_time: datetime, now: datetime) -> None:
+        self._session.add(
+            OutboxRow(
+                tenant_id=self._tenant_id,
+                memory_id=memory_id,
+                due_time=due_time,
+                create_time=now,
+                attempts=0,
+            )
+        )
+
+
+class SqlOutboxStore:
+    """Cross-tenant by design: the drain worker serves every tenant. `FOR UPDATE SKIP LOCKED`
+    lets several replicas claim disjoint items on PostgreSQL; SQLite serializes writers anyway."""
+
+    def __init__(self, sessions: Callable[[], AbstractContextManager[Session]]) -> None:
+        self._sessions = sessions
+
+    def claim(
+        self, owner: str, limit: int, now: datetime, lease_seconds: float
+    ) -> list[OutboxItem]:
+        with self._sessions() as session:
+            rows = list(
+                session.scalars(
+                    select(OutboxRow)
+                    .where(
+                        OutboxRow.due_time <= now,
+                        or_(OutboxRow.lease_until.is_(None), OutboxRow.lease_until < now),
+                    )
+                    .order_by(OutboxRow.id)
+                    .limit(limit)
+                    .with_for_update(skip_locked=True)
+                )
+            )
+            if not rows:
+                return []
+            session.execute(
+                update(OutboxRow)
+                .where(OutboxRow.id.in_([row.id for row in rows]))
+                .values(lease_owner=owner, lease_until=now + timedelta(seconds=lease_seconds))
+                .execution_options(synchronize_session=False)
+            )
+            return [
+                OutboxItem(
+                    row.id,
+                    row.tenant_id,
+                    row.memory_id,
+                    row.due_time,
+                    row.create_time,
+                    row.attempts,
+                )
+                for row in rows
+            ]
+
+    def complete(self, owner: str, ids: list[int]) -> None:
+        with self._sessions() as session:
+            for chunk in chunks([str(i) for i in ids], IN_CLAUSE_CHUNK):
+                session.execute(
+                    delete(OutboxRow).where(
+                        OutboxRow.id.in_([int(i) for i in chunk]), OutboxRow.lease_owner == owner
+                    )
+                )
+
+    def retry(self, owner: str, items: list[OutboxItem], error: str, now: datetime) -> None:
+        with self._sessions() as session:
+            for item in items:
+                delay = min(60.0, 0.5 * 2**item.attempts) * random.uniform(0.8, 1.2)
+                session.execute(
+                    update(OutboxRow)
+                    .where(OutboxRow.id == item.id, OutboxRow.lease_owner == owner)
+                    .values(
+                        attempts=item.attempts + 1,
+                        due_time=now + timedelta(seconds=delay),
+                        lease_owner=None,
+                        lease_until=None,
+                        last_error=error[:2000],
+                    )
+                    .execution_options(synchronize_session=False)
+                )
+
+    def depth(self, now: datetime) -> tuple[int, datetime | None]:
+        with self._sessions() as session:
+            count, oldest = session.execute(
+                select(func.count(OutboxRow.id), func.min(OutboxRow.create_time)).where(
+                    OutboxRow.due_time <= now
+                )
+            ).one()
+        return int(count), (oldest.replace(tzinfo=UTC) if oldest is not None else None)

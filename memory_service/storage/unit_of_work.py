@@ -17,6 +17,8 @@ from memory_service.storage.repositories import (
     SqlGrantRepository,
     SqlIdempotencyRepository,
     SqlMemoryRepository,
+    SqlOutboxRepository,
+    SqlOutboxStore,
     SqlTranscriptRepository,
 )
 
@@ -61,6 +63,7 @@ class SqlUnitOfWork:
         self.transcript = SqlTranscriptRepository(session, tenant_id)
         self.grants = SqlGrantRepository(session, tenant_id)
         self.idempotency = SqlIdempotencyRepository(session, tenant_id)
+        self.outbox = SqlOutboxRepository(session, tenant_id)
 
     def commit(self) -> None:
         try:
@@ -86,6 +89,9 @@ class SqlUnitOfWorkFactory:
 
     @contextmanager
     def maintenance(self) -> Iterator[Session]:
-        """A session across tenants, for housekeeping only."""
-        with Session(bind=self.engine) as session, session.begin():
+        """A transaction across tenants, for housekeeping and the outbox only."""
+        with Session(bind=self.engine, expire_on_commit=False) as session, session.begin():
             yield session
+
+    def outbox_store(self) -> SqlOutboxStore:
+        return SqlOutboxStore(self.maintenance)

@@ -36,6 +36,7 @@ from memory_service.domain.model import (
     Speaker,
     TurnStatus,
 )
+from memory_service.domain.recall import DropReason, ScopeHint
 from memory_service.domain.services import (
     CreateMemory,
     MemoryFilter,
@@ -57,6 +58,9 @@ ETAG = re.compile(r"^v([1-9][0-9]{0,17})$")
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
 MAX_FILTER_CHARS = 200
+MAX_QUERY_CHARS = 2000
+MAX_RECALL_LIMIT = 50
+DEFAULT_RECALL_LIMIT = 5
 
 
 # --- scalars ---------------------------------------------------------------------------------
@@ -124,6 +128,16 @@ METHODS = EnumMap(
         ProvenanceMethod.ASSISTANT_INFERENCE: pb.PROVENANCE_METHOD_ASSISTANT_INFERENCE,
         ProvenanceMethod.IMPORT: pb.PROVENANCE_METHOD_IMPORT,
         ProvenanceMethod.RULE: pb.PROVENANCE_METHOD_RULE,
+    }
+)
+DROP_REASONS = EnumMap(
+    {
+        DropReason.NOT_FOUND: service_pb.DROP_REASON_NOT_FOUND,
+        DropReason.DELETED: service_pb.DROP_REASON_DELETED,
+        DropReason.NOT_VISIBLE: service_pb.DROP_REASON_NOT_VISIBLE,
+        DropReason.NOT_APPLICABLE: service_pb.DROP_REASON_NOT_APPLICABLE,
+        DropReason.STALE_REVISION: service_pb.DROP_REASON_STALE_REVISION,
+        DropReason.OUT_OF_SCOPE: service_pb.DROP_REASON_OUT_OF_SCOPE,
     }
 )
 TURN_STATUSES = EnumMap(
@@ -354,6 +368,28 @@ def message_input(message: transcript_pb.Message) -> tuple[Speaker, str, TurnSta
         )
     status = TURN_STATUSES.optional(message.status, "message.status")
     return speaker, message.text, status or TurnStatus.COMPLETED
+
+
+def recall_query(query: str) -> str:
+    if not query.strip():
+        raise InvalidArgument("query", "is required")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidArgument("query", f"is longer than {MAX_QUERY_CHARS} characters")
+    return query.strip()
+
+
+def recall_limit(limit: int) -> int:
+    if limit < 0 or limit > MAX_RECALL_LIMIT:
+        raise InvalidArgument("limit", f"must be between 0 and {MAX_RECALL_LIMIT}")
+    return limit or DEFAULT_RECALL_LIMIT
+
+
+def scope_hint(scope_type: int, scope_id: str) -> ScopeHint:
+    parsed = SCOPE_TYPES.optional(scope_type, "scope_type")
+    subject = subject_id(scope_id, "scope_id", required=False)
+    if subject and parsed is None:
+        raise InvalidArgument("scope_id", "needs scope_type")
+    return ScopeHint(parsed, subject)
 
 
 # --- domain -> responses ---------------------------------------------------------------------

@@ -20,6 +20,7 @@ from memory_service.domain.errors import (
     NotFound,
     PermissionDenied,
     Unauthenticated,
+    Unavailable,
 )
 
 ERROR_DOMAIN = "crmmem.memory.v1"
@@ -34,6 +35,7 @@ _CODES: list[tuple[type[DomainError], int]] = [
     (FailedPrecondition, code_pb2.FAILED_PRECONDITION),
     (Unauthenticated, code_pb2.UNAUTHENTICATED),
     (DeadlineExceeded, code_pb2.DEADLINE_EXCEEDED),
+    (Unavailable, code_pb2.UNAVAILABLE),
 ]
 
 

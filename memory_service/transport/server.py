@@ -23,13 +23,16 @@ from sqlalchemy import Engine
 from memory_service.config import Settings
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
 from memory_service.domain.model import utcnow
+from memory_service.domain.recall import RecallUseCases
 from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
 from memory_service.storage import migrate
 from memory_service.storage.repositories import purge_idempotency_keys
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.transport.runner import Transactions
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
+from memory_service.workers.outbox import OutboxWorker
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +49,17 @@ class RunningServer:
     port: int
     health: health.HealthServicer
     engine: Engine
+    search: RetrievalClient | None
+    worker: OutboxWorker | None
 
     def stop(self, grace: float) -> None:
         """Report NOT_SERVING first so balancers drain us, then finish in-flight calls."""
         self.health.enter_graceful_shutdown()
         self.server.stop(grace).wait()
+        if self.worker is not None:
+            self.worker.stop()
+        if self.search is not None:
+            self.search.close()
         self.engine.dispose()
 
 
@@ -82,8 +91,24 @@ def build_server(
         interceptors=[server_interceptor(tracer_provider=tracer_provider)],
         options=[("grpc.max_receive_message_length", 8 * 1024 * 1024)],
     )
+    search = None
+    worker = None
+    if settings.retrieval_address:
+        search = RetrievalClient(
+            settings.retrieval_address,
+            settings.recall_timeout_seconds,
+            CircuitBreaker(settings.breaker_failures, settings.breaker_reset_seconds),
+            tracer_provider,
+        )
+        if settings.outbox_worker:
+            worker = OutboxWorker(
+                units.outbox_store(), units, search, poll_seconds=settings.outbox_poll_seconds
+            )
     service_grpc.add_MemoryServiceServicer_to_server(
-        MemoryServicer(authenticator, transactions, MemoryUseCases(policy)), server
+        MemoryServicer(
+            authenticator, transactions, MemoryUseCases(policy), RecallUseCases(policy), search
+        ),
+        server,
     )
     transcript_grpc.add_TranscriptServiceServicer_to_server(
         TranscriptServicer(authenticator, transactions, TranscriptUseCases()), server
@@ -102,4 +127,6 @@ def build_server(
     if port == 0:
         raise RuntimeError(f"could not listen on {settings.listen}")
     server.start()
-    return RunningServer(server, port, health_servicer, engine)
+    if worker is not None:
+        worker.start()
+    return RunningServer(server, port, health_servicer, engine, search, worker)

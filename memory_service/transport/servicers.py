@@ -15,18 +15,27 @@ from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from crmmem.memory.v1 import memory_service_pb2_grpc as service_grpc
 from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
-from opentelemetry import trace
+from opentelemetry import metrics, trace
 
-from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument
+from memory_service.domain.authorization import require_admin
+from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.recall import RecallUseCases
 from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
 from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.errors import internal_status, to_status
+from memory_service.transport.retrieval_client import RetrievalClient, SearchUnavailable
 from memory_service.transport.runner import Transactions
 
 log = logging.getLogger(__name__)
+tracer = trace.get_tracer("memory_service")
+degraded_counter = metrics.get_meter("memory_service").create_counter(
+    "crmmem.recall.degraded", description="recalls answered without search"
+)
+CANDIDATE_OVERFETCH = 3
+MAX_CANDIDATES = 100
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
 Handler = Callable[[Any, Req, grpc.ServicerContext, Identity], Resp]
@@ -76,9 +85,13 @@ class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
         authenticator: TokenAuthenticator,
         transactions: Transactions,
         memories: MemoryUseCases,
+        recall: RecallUseCases,
+        search: RetrievalClient | None,
     ) -> None:
         super().__init__(authenticator, transactions)
         self.memories = memories
+        self.recall = recall
+        self.search = search
 
     @rpc
     def CreateMemory(
@@ -251,6 +264,81 @@ class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
 
         return self.tx.write(
             identity, "DeleteMemory", request, service_pb.DeleteMemoryResponse, work
+        )
+
+    @rpc
+    def RecallMemories(
+        self,
+        request: service_pb.RecallMemoriesRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.RecallMemoriesResponse:
+        query = convert.recall_query(request.query)
+        limit = convert.recall_limit(request.limit)
+        hint = convert.scope_hint(request.scope_type, request.scope_id)
+        instant = _as_of(request)
+        span = trace.get_current_span()
+        scopes = self.tx.read(identity, lambda uow: self.recall.search_scopes(uow, identity, hint))
+        try:
+            if self.search is None:
+                raise SearchUnavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
+            candidates = self.search.search(
+                identity.tenant_id,
+                query,
+                min(limit * CANDIDATE_OVERFETCH, MAX_CANDIDATES),
+                scopes,
+                context.time_remaining(),
+            )
+        except SearchUnavailable as unavailable:
+            span.set_attribute("crmmem.recall.degraded", True)
+            span.set_attribute("crmmem.recall.degraded_reason", unavailable.reason)
+            degraded_counter.add(1, {"reason": unavailable.reason.split(":")[0]})
+            return service_pb.RecallMemoriesResponse(
+                degraded=True, degraded_reason=unavailable.reason
+            )
+        with tracer.start_as_current_span("recall.validate") as validate_span:
+            result = self.tx.read(
+                identity,
+                lambda uow: self.recall.validate(uow, identity, candidates, instant, hint, limit),
+            )
+            dropped = sum(result.dropped.values())
+            validate_span.set_attribute("crmmem.recall.candidates", len(candidates))
+            validate_span.set_attribute("crmmem.recall.dropped", dropped)
+        span.set_attribute("crmmem.recall.degraded", False)
+        span.set_attribute("crmmem.recall.candidates", len(candidates))
+        span.set_attribute("crmmem.recall.dropped", dropped)
+        return service_pb.RecallMemoriesResponse(
+            memories=[
+                service_pb.RecalledMemory(memory=convert.memory_proto(m, instant), score=score)
+                for m, score in result.memories
+            ],
+            dropped=[
+                service_pb.DroppedCandidates(reason=convert.DROP_REASONS.proto(reason), count=n)
+                for reason, n in sorted(result.dropped.items())
+            ],
+        )
+
+    @rpc
+    def ReindexMemories(
+        self,
+        request: service_pb.ReindexMemoriesRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.ReindexMemoriesResponse:
+        require_admin(identity)
+        if self.search is None:
+            raise Unavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
+        try:
+            self.search.delete_tenant(identity.tenant_id)
+        except grpc.RpcError as error:
+            raise Unavailable("the search sidecar did not answer; try again") from error
+
+        def work(uow: UnitOfWork) -> service_pb.ReindexMemoriesResponse:
+            queued = self.memories.reindex(uow, identity, utcnow())
+            return service_pb.ReindexMemoriesResponse(queued_count=queued)
+
+        return self.tx.write(
+            identity, "ReindexMemories", request, service_pb.ReindexMemoriesResponse, work
         )
 
 

@@ -1,0 +1,49 @@
+"""What the search index should hold for a memory: derived from the records, never the reverse."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from memory_service.domain import rules
+from memory_service.domain.model import Memory, RevisionStatus
+
+
+@dataclass(frozen=True)
+class IndexDocument:
+    memory_id: str
+    tenant_id: str
+    version: int
+    revision_number: int
+    text: str
+    scope_type: str
+    scope_id: str
+
+
+def index_document(memory: Memory, now: datetime) -> IndexDocument | None:
+    """The applicable revision's text, or None: then the memory must not be searchable."""
+    revision = rules.applicable_revision(memory, now)
+    if revision is None:
+        return None
+    subject = f"{memory.key} ({memory.key_context})" if memory.key_context else memory.key
+    return IndexDocument(
+        memory_id=memory.id,
+        tenant_id=memory.tenant_id,
+        version=memory.version,
+        revision_number=revision.number,
+        text=f"{subject.replace('_', ' ')}: {revision.value}",
+        scope_type=memory.scope.type.value,
+        scope_id=memory.scope.id,
+    )
+
+
+def future_boundaries(memory: Memory, now: datetime) -> list[datetime]:
+    """Instants at which the applicable revision changes by itself; the index follows then."""
+    instants = set()
+    for revision in memory.revisions:
+        if revision.status is not RevisionStatus.ACTIVE:
+            continue
+        for instant in (revision.valid_from, revision.valid_until, revision.superseded_from):
+            if instant is not None and instant > now:
+                instants.add(instant)
+    return sorted(instants)

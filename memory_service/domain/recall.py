@@ -1,0 +1,124 @@
+"""I8: search proposes, the records decide. Every candidate is re-checked against SQL."""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memory_service.domain import rules
+from memory_service.domain.authorization import AccessPolicy
+from memory_service.domain.model import Identity, Memory, ScopeType
+from memory_service.domain.ports import UnitOfWork
+
+MAX_SCOPE_FILTERS = 200
+
+
+class DropReason(enum.StrEnum):
+    NOT_FOUND = "NOT_FOUND"
+    DELETED = "DELETED"
+    NOT_VISIBLE = "NOT_VISIBLE"
+    NOT_APPLICABLE = "NOT_APPLICABLE"
+    STALE_REVISION = "STALE_REVISION"
+    OUT_OF_SCOPE = "OUT_OF_SCOPE"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    memory_id: str
+    score: float
+    revision_number: int
+
+
+@dataclass(frozen=True)
+class ScopeHint:
+    scope_type: ScopeType | None = None
+    scope_id: str = ""
+
+    def admits(self, memory: Memory) -> bool:
+        if self.scope_type is None:
+            return True
+        if memory.scope.type is not self.scope_type:
+            return False
+        return not self.scope_id or memory.scope.id == self.scope_id
+
+
+@dataclass
+class RecallResult:
+    memories: list[tuple[Memory, float]] = field(default_factory=list)
+    dropped: Counter[DropReason] = field(default_factory=Counter)
+
+
+class RecallUseCases:
+    def __init__(self, policy: AccessPolicy) -> None:
+        self._policy = policy
+
+    def search_scopes(
+        self, uow: UnitOfWork, identity: Identity, hint: ScopeHint
+    ) -> list[tuple[str, str]]:
+        """Scope filters for the sidecar, so its top-k is not spent on what we would drop.
+
+        Only an optimisation: validation below is what grants authority. An empty list means
+        the whole tenant (admins, or more customers than a filter should carry).
+        """
+        if hint.scope_type is not None:
+            return [(hint.scope_type.value, hint.scope_id)]
+        visibility = self._policy.visibility(uow, identity)
+        if visibility.user_ids is None or visibility.customer_ids is None:
+            return []
+        if len(visibility.customer_ids) > MAX_SCOPE_FILTERS:
+            return []
+        scopes = [(ScopeType.USER.value, user) for user in sorted(visibility.user_ids)]
+        scopes += [(ScopeType.CUSTOMER.value, c) for c in sorted(visibility.customer_ids)]
+        scopes.append((ScopeType.ORGANIZATION.value, ""))
+        return scopes
+
+    def validate(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        candidates: list[Candidate],
+        instant: datetime,
+        hint: ScopeHint,
+        limit: int,
+    ) -> RecallResult:
+        result = RecallResult()
+        memories = uow.memories.get_many([c.memory_id for c in candidates])
+        seen: set[str] = set()
+        for candidate in candidates:
+            memory = memories.get(candidate.memory_id)
+            reason = self._reject_reason(uow, identity, memory, candidate, instant, hint)
+            if reason is not None:
+                result.dropped[reason] += 1
+                continue
+            assert memory is not None
+            if memory.id in seen or len(result.memories) >= limit:
+                continue
+            seen.add(memory.id)
+            result.memories.append((memory, candidate.score))
+        return result
+
+    def _reject_reason(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        memory: Memory | None,
+        candidate: Candidate,
+        instant: datetime,
+        hint: ScopeHint,
+    ) -> DropReason | None:
+        if memory is None:
+            return DropReason.NOT_FOUND  # includes ids of other tenants: the query is scoped
+        if memory.deleted:
+            return DropReason.DELETED
+        if not self._policy.can_read(uow, identity, memory.scope):
+            return DropReason.NOT_VISIBLE
+        if not hint.admits(memory):
+            return DropReason.OUT_OF_SCOPE
+        applicable = rules.applicable_revision(memory, instant)
+        if applicable is None:
+            return DropReason.NOT_APPLICABLE
+        if applicable.number != candidate.revision_number:
+            return DropReason.STALE_REVISION  # the index matched text that no longer applies
+        return None

@@ -1,0 +1,1 @@
+"""Background work of the memory service."""
