@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.otlp import OtlpCollector
 from tests.support.servers import TEST_JWT_SECRET, ServerProcess, database_url, start_server
 
 BACKENDS = ["sqlite", "postgres"]
 
 
 def memory_env(db_url: str, **extra: str) -> dict[str, str]:
+    """Search is off unless a test wires a sidecar in."""
     return {
         "MEMORY_DATABASE_URL": db_url,
         "MEMORY_LISTEN": "127.0.0.1:0",
@@ -48,5 +50,60 @@ def fresh_memory_server(request: pytest.FixtureRequest, tmp_path: Path) -> Itera
     """A private memory service on SQLite for tests that stop or restart it."""
     with database_url("sqlite", tmp_path)() as url:
         server = start_server("memory_service", memory_env(url), tmp_path)
+        yield server
+        server.stop()
+
+
+def retrieval_env(workdir: Path, listen: str = "127.0.0.1:0", **extra: str) -> dict[str, str]:
+    return {
+        "RETRIEVAL_LISTEN": listen,
+        "RETRIEVAL_DATA_DIR": str(workdir / "retrieval"),
+        "HF_HUB_OFFLINE": "1",
+        **extra,
+    }
+
+
+def start_retrieval(workdir: Path, **env: str) -> ServerProcess:
+    return start_server(
+        "retrieval_service", retrieval_env(workdir, **env), workdir, startup_timeout=180
+    )
+
+
+@pytest.fixture(scope="session")
+def otlp() -> Iterator[OtlpCollector]:
+    collector = OtlpCollector()
+    yield collector
+    collector.stop()
+
+
+@pytest.fixture(scope="session")
+def retrieval_server(
+    tmp_path_factory: pytest.TempPathFactory, otlp: OtlpCollector
+) -> Iterator[ServerProcess]:
+    """One sidecar with the real model and the embedded engine, shared by the recall tests."""
+    server = start_retrieval(tmp_path_factory.mktemp("retrieval"), **otlp.env())
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def recall_server(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    retrieval_server: ServerProcess,
+    otlp: OtlpCollector,
+) -> Iterator[ServerProcess]:
+    """A memory service wired to the shared sidecar, per database backend."""
+    backend: str = request.param
+    workdir = tmp_path_factory.mktemp(f"recall-{backend}")
+    with database_url(backend, workdir)() as url:
+        env = memory_env(
+            url,
+            MEMORY_RETRIEVAL_ADDRESS=retrieval_server.address,
+            MEMORY_RECALL_TIMEOUT_MS="3000",
+            MEMORY_OUTBOX_POLL_SECONDS="0.05",
+            **otlp.env(),
+        )
+        server = start_server("memory_service", env, workdir)
         yield server
         server.stop()

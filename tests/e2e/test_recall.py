@@ -1,0 +1,297 @@
+"""Search proposes, the records decide (I8), through both services as separate processes with
+the real model and Qdrant's embedded engine: semantic recall, stale text after a correction
+(A15), foreign, deleted and invisible candidates, the sidecar killed and restarted (A14), and
+one trace across both services."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from crmmem.memory.v1 import memory_pb2, memory_service_pb2
+from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
+from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
+
+from tests.conftest import memory_env, start_retrieval
+from tests.e2e.helpers import correct, create_pref, delete
+from tests.support.otlp import OtlpCollector
+from tests.support.servers import Client, ServerProcess, database_url, start_server
+
+DROPPED = memory_service_pb2.DropReason
+
+
+def recall(
+    client: Client, query: str, timeout: float = 10, **kwargs: object
+) -> memory_service_pb2.RecallMemoriesResponse:
+    return client.memories.RecallMemories(
+        memory_service_pb2.RecallMemoriesRequest(query=query, **kwargs),  # type: ignore[arg-type]
+        timeout=timeout,
+    )
+
+
+def eventually(check: Callable[[], bool], timeout: float = 30, message: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(message or "condition never held")
+
+
+def recalled_values(reply: memory_service_pb2.RecallMemoriesResponse) -> list[str]:
+    return [r.memory.applicable_revision.value for r in reply.memories]
+
+
+def until_recalled(client: Client, query: str, value: str) -> None:
+    eventually(
+        lambda: value in recalled_values(recall(client, query, limit=10)),
+        message=f"{value!r} was never recalled",
+    )
+
+
+def sidecar(address: str) -> rpb_grpc.RetrievalServiceStub:
+    return rpb_grpc.RetrievalServiceStub(grpc.insecure_channel(address))
+
+
+def memory_id(memory: memory_pb2.Memory) -> str:
+    return memory.name.split("/")[1]
+
+
+def dropped(reply: memory_service_pb2.RecallMemoriesResponse) -> dict[int, int]:
+    return {d.reason: d.count for d in reply.dropped}
+
+
+@pytest.fixture
+def mara(recall_server: ServerProcess, tenant: str) -> Client:
+    return recall_server.client(tenant, "mara")
+
+
+def test_semantic_query_finds_the_meeting_preference(mara: Client) -> None:
+    create_pref(mara, "meeting_time", "prefers meetings after 1 pm", key_context="work")
+    create_pref(mara, "shirt_color", "prefers blue shirts")
+    create_pref(mara, "lunch", "vegetarian, no mushrooms")
+    until_recalled(mara, "what time does she like meetings?", "prefers meetings after 1 pm")
+    reply = recall(mara, "what time does she like meetings?", limit=1)
+    assert not reply.degraded
+    assert recalled_values(reply) == ["prefers meetings after 1 pm"]
+    best = reply.memories[0]
+    assert best.memory.applicable_revision.provenance.transcript_message
+    assert best.score > 0.3
+
+
+def test_corrected_memory_never_comes_back_as_the_old_revision(
+    mara: Client, retrieval_server: ServerProcess, tenant: str
+) -> None:
+    """A15: even when the index still holds the old text, the old revision has no authority."""
+    morning = create_pref(mara, "meeting_time", "prefers morning meetings")
+    until_recalled(mara, "morning meetings", "prefers morning meetings")
+    corrected = correct(mara, morning, "prefers afternoon meetings").memory
+    until_recalled(mara, "afternoon meetings", "prefers afternoon meetings")
+    # Make the sidecar hold the old text again, newer than anything the outbox will send.
+    sidecar(retrieval_server.address).UpsertDocuments(
+        rpb.UpsertDocumentsRequest(
+            documents=[
+                rpb.Document(
+                    id=memory_id(corrected),
+                    tenant_id=tenant,
+                    version=10_000,
+                    revision_number=1,
+                    text="meeting time: prefers morning meetings",
+                    scope_type="USER",
+                    scope_id="mara",
+                )
+            ]
+        )
+    )
+    stale = sidecar(retrieval_server.address).Search(
+        rpb.SearchRequest(tenant_id=tenant, query="prefers morning meetings", limit=3)
+    )
+    assert (memory_id(corrected), 1) in [(c.id, c.revision_number) for c in stale.candidates]
+    reply = recall(mara, "prefers morning meetings")
+    assert not reply.degraded
+    assert "prefers morning meetings" not in recalled_values(reply)
+    assert all(r.memory.applicable_revision.revision_number != 1 for r in reply.memories)
+    assert dropped(reply).get(DROPPED.DROP_REASON_STALE_REVISION) == 1
+
+
+def test_foreign_tenant_and_deleted_candidates_are_dropped(
+    recall_server: ServerProcess, retrieval_server: ServerProcess, tenant: str
+) -> None:
+    mara = recall_server.client(tenant, "mara")
+    stranger = recall_server.client(f"{tenant}-x", "mara")
+    foreign = create_pref(stranger, "shirt_color", "prefers crimson shirts")
+    gone = create_pref(mara, "shoe_size", "wears size 44 crimson shoes")
+    until_recalled(mara, "crimson shoes", "wears size 44 crimson shoes")
+    delete(mara, gone.name)
+    eventually(
+        lambda: (
+            memory_id(gone)
+            not in [
+                c.id
+                for c in sidecar(retrieval_server.address)
+                .Search(rpb.SearchRequest(tenant_id=tenant, query="crimson shoes", limit=10))
+                .candidates
+            ]
+        ),
+        message="the deleted memory stayed in the index",
+    )
+    # Now make search propose both anyway: a foreign id filed under our tenant, and the deleted one.
+    sidecar(retrieval_server.address).UpsertDocuments(
+        rpb.UpsertDocumentsRequest(
+            documents=[
+                rpb.Document(
+                    id=memory_id(m),
+                    tenant_id=tenant,
+                    version=10_000,
+                    revision_number=1,
+                    text=f"crimson {text}",
+                    scope_type="USER",
+                    scope_id="mara",
+                )
+                for m, text in ((foreign, "shirts"), (gone, "shoes size 44"))
+            ]
+        )
+    )
+    reply = recall(mara, "crimson shirts and shoes", limit=10)
+    assert not reply.degraded
+    assert reply.memories == []
+    assert dropped(reply) == {DROPPED.DROP_REASON_NOT_FOUND: 1, DROPPED.DROP_REASON_DELETED: 1}
+
+
+def test_another_users_memory_is_never_recalled(
+    recall_server: ServerProcess, retrieval_server: ServerProcess, tenant: str
+) -> None:
+    mara = recall_server.client(tenant, "mara")
+    sam = recall_server.client(tenant, "sam")
+    secret = create_pref(sam, "gift_idea", "wants a turquoise fountain pen")
+    until_recalled(sam, "turquoise pen", "wants a turquoise fountain pen")
+    assert recall(mara, "turquoise fountain pen").memories == []
+    sidecar(retrieval_server.address).UpsertDocuments(
+        rpb.UpsertDocumentsRequest(
+            documents=[
+                rpb.Document(
+                    id=memory_id(secret),
+                    tenant_id=tenant,
+                    version=10_000,
+                    revision_number=1,
+                    text="turquoise fountain pen",
+                    scope_type="USER",
+                    scope_id="mara",  # filed as if it were mara's
+                )
+            ]
+        )
+    )
+    reply = recall(mara, "turquoise fountain pen")
+    assert reply.memories == []
+    assert dropped(reply) == {DROPPED.DROP_REASON_NOT_VISIBLE: 1}
+
+
+def test_recall_validates_its_input(mara: Client) -> None:
+    for request in (
+        memory_service_pb2.RecallMemoriesRequest(query=""),
+        memory_service_pb2.RecallMemoriesRequest(query="x", limit=51),
+        memory_service_pb2.RecallMemoriesRequest(query="x" * 2001),
+        memory_service_pb2.RecallMemoriesRequest(query="x", scope_id="mara"),
+    ):
+        with pytest.raises(grpc.RpcError) as error:
+            mara.memories.RecallMemories(request, timeout=5)
+        assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_one_trace_spans_both_services(mara: Client, otlp: OtlpCollector) -> None:
+    query = f"favourite colour {uuid.uuid4().hex[:6]}"
+    recall(mara, query)
+
+    def recall_spans(spans: list) -> list:  # type: ignore[type-arg]
+        return [s for s in spans if s.name.endswith("/RecallMemories")]
+
+    def joined(spans: list) -> bool:  # type: ignore[type-arg]
+        traces = {s.trace_id for s in recall_spans(spans)}
+        search = {
+            s.trace_id
+            for s in spans
+            if s.service == "retrieval-service" and s.name.endswith("/Search")
+        }
+        return bool(traces & search)
+
+    spans = otlp.wait_for(joined)
+    assert joined(spans), "no retrieval span shared a trace with a recall"
+    trace_ids = {s.trace_id for s in recall_spans(spans)} & {
+        s.trace_id for s in spans if s.service == "retrieval-service"
+    }
+    in_trace = [s for s in spans if s.trace_id in trace_ids]
+    services = {s.service for s in in_trace}
+    assert {"memory-service", "retrieval-service"} <= services
+    names = {s.name for s in in_trace}
+    assert {"embed.query", "vector.search", "recall.validate"} <= names
+    server_span = next(s for s in in_trace if s.name.endswith("/RecallMemories"))
+    assert server_span.attributes["crmmem.recall.degraded"] is False
+    assert "crmmem.recall.dropped" in server_span.attributes
+
+
+# --- A14: the sidecar dies and comes back ------------------------------------------------------
+
+
+@pytest.fixture
+def private_stack(tmp_path: Path) -> Iterator[tuple[ServerProcess, Callable[[], ServerProcess]]]:
+    """A memory service and a sidecar of its own, so the test may kill the sidecar."""
+    sidecar_dir = tmp_path / "sidecar"
+    first = start_retrieval(sidecar_dir)
+    listen = first.address
+    with database_url("sqlite", tmp_path)() as url:
+        memory = start_server(
+            "memory_service",
+            memory_env(
+                url,
+                MEMORY_RETRIEVAL_ADDRESS=listen,
+                MEMORY_RECALL_TIMEOUT_MS="300",
+                MEMORY_BREAKER_RESET_SECONDS="1",
+                MEMORY_OUTBOX_POLL_SECONDS="0.05",
+            ),
+            tmp_path / "memory",
+        )
+        current = [first]
+
+        def restart() -> ServerProcess:
+            current[0] = start_retrieval(sidecar_dir, RETRIEVAL_LISTEN=listen)
+            return current[0]
+
+        yield memory, lambda: current[0] if current[0].process.poll() is None else restart()
+        memory.stop()
+        current[0].stop()
+
+
+def test_sidecar_killed_recall_degrades_writes_continue_and_outbox_catches_up(
+    private_stack: tuple[ServerProcess, Callable[[], ServerProcess]],
+) -> None:
+    memory, sidecar_process = private_stack
+    mara = memory.client("acme", "mara")
+    create_pref(mara, "shirt_color", "prefers blue shirts")
+    until_recalled(mara, "shirt colour", "prefers blue shirts")
+
+    os.kill(sidecar_process().process.pid, signal.SIGKILL)
+    sidecar_process().process.wait()
+    for _ in range(5):
+        started = time.perf_counter()
+        reply = recall(mara, "shirt colour", timeout=5)
+        elapsed = time.perf_counter() - started
+        assert reply.degraded, "recall must say it is degraded"
+        assert reply.memories == []
+        assert reply.degraded_reason
+        assert elapsed < 0.3 + 0.2, f"recall took {elapsed:.3f}s with the sidecar down"
+
+    # Writes keep working while search is down.
+    created = create_pref(mara, "tie_color", "prefers green ties")
+    assert created.applicable_revision.value == "prefers green ties"
+
+    sidecar_process()  # restart on the same address
+    until_recalled(mara, "what colour ties", "prefers green ties")
+    reply = recall(mara, "shirt colour")
+    assert not reply.degraded
+    assert "prefers blue shirts" in recalled_values(reply)
