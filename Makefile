@@ -11,7 +11,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 .PHONY: run test venv gen lint format unit token quickstart bench clean
 
 run: gen
-	MEMORY_DEV_MODE=$${MEMORY_DEV_MODE:-1} $(BIN)/python -m memory_service serve
+	BIN=$(BIN) scripts/run-local.sh
 
 test: gen lint
 	scripts/with-postgres.sh $(BIN)/python -m pytest $(PYTEST_ARGS)

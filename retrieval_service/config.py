@@ -28,5 +28,5 @@ class RetrievalSettings:
             qdrant_url=os.environ.get("QDRANT_URL", ""),
             qdrant_api_key=os.environ.get("QDRANT_API_KEY", ""),
             torch_threads=int(os.environ.get("RETRIEVAL_TORCH_THREADS", "0")),
-            query_batch_wait_ms=float(os.environ.get("RETRIEVAL_QUERY_BATCH_WAIT_MS", "1")),
+            query_batch_wait_ms=float(os.environ.get("RETRIEVAL_QUERY_BATCH_WAIT_MS", "0")),
         )

@@ -55,13 +55,14 @@ class RunningSidecar:
     health: health_aio.HealthServicer
     index: VectorIndex
     batcher: QueryBatcher
-    executor: ThreadPoolExecutor
+    executors: tuple[ThreadPoolExecutor, ...]
 
     async def stop(self, grace: float) -> None:
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
         await self.batcher.stop()
-        self.executor.shutdown(wait=True)
+        for executor in self.executors:
+            executor.shutdown(wait=True)
         self.index.close()
 
 
@@ -71,13 +72,19 @@ async def start_sidecar(
     model_path = Path(settings.model_path) if settings.model_path else packaged_model_path()
     embedder = SentenceTransformerEmbedder(model_path, threads=settings.torch_threads)
     index = open_index(settings, embedder)
-    executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieval")
-    batcher = QueryBatcher(embedder.embed, executor, settings.query_batch_wait_ms / 1000)
+    # The model always runs on one thread: torch's intra-op pool is bound to its calling
+    # thread, and hopping between threads costs more than the forward pass of a short query.
+    model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+    executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="index")
+    batcher = QueryBatcher(embedder.embed, model_thread, settings.query_batch_wait_ms / 1000)
     batcher.start()
 
     server = grpc.aio.server(interceptors=[aio_server_interceptor(tracer_provider=tracer_provider)])
     pb_grpc.add_RetrievalServiceServicer_to_server(
-        RetrievalServicer(embedder, index, executor, batcher, collection_name(embedder)), server
+        RetrievalServicer(
+            embedder, index, executor, model_thread, batcher, collection_name(embedder)
+        ),
+        server,
     )
     health = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
@@ -95,4 +102,4 @@ async def start_sidecar(
     await server.start()
     for name in ("", SERVICE_NAME):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return RunningSidecar(server, port, health, index, batcher, executor)
+    return RunningSidecar(server, port, health, index, batcher, (model_thread, executor))

@@ -70,12 +70,14 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         embedder: Embedder,
         index: VectorIndex,
         executor: ThreadPoolExecutor,
+        model_thread: ThreadPoolExecutor,
         batcher: QueryBatcher,
         collection: str,
     ) -> None:
         self._embedder = embedder
         self._index = index
         self._executor = executor
+        self._model_thread = model_thread
         self._batcher = batcher
         self._collection = collection
 
@@ -104,7 +106,9 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             return pb.UpsertDocumentsResponse()
         with tracer.start_as_current_span("embed.documents") as span:
             span.set_attribute("crmmem.documents", len(documents))
-            vectors = await self._run(self._embedder.embed, [d.text for d in documents])
+            vectors = await asyncio.get_running_loop().run_in_executor(
+                self._model_thread, self._embedder.embed, [d.text for d in documents]
+            )
         points = [
             IndexPoint(
                 d.id, d.tenant_id, d.version, d.revision_number, d.scope_type, d.scope_id, vector

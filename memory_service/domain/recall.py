@@ -46,8 +46,13 @@ class ScopeHint:
 
 @dataclass
 class RecallResult:
+    candidate_count: int = 0
     memories: list[tuple[Memory, float]] = field(default_factory=list)
     dropped: Counter[DropReason] = field(default_factory=Counter)
+
+    @property
+    def dropped_count(self) -> int:
+        return sum(self.dropped.values())
 
 
 class RecallUseCases:
@@ -83,7 +88,7 @@ class RecallUseCases:
         hint: ScopeHint,
         limit: int,
     ) -> RecallResult:
-        result = RecallResult()
+        result = RecallResult(candidate_count=len(candidates))
         memories = uow.memories.get_many([c.memory_id for c in candidates])
         seen: set[str] = set()
         for candidate in candidates:

@@ -50,7 +50,9 @@ from memory_service.storage.models import (
     RevisionRow,
 )
 
-Row = TypeVar("Row", MemoryRow, RevisionRow, ConversationRow, MessageRow, CustomerGrantRow)
+Row = TypeVar(
+    "Row", MemoryRow, RevisionRow, ConversationRow, MessageRow, CustomerGrantRow, IdempotencyRow
+)
 IN_CLAUSE_CHUNK = 500
 
 
@@ -59,12 +61,10 @@ class TenantScoped:
         self._session = session
         self._tenant_id = tenant_id
 
-    def _select(self, model: type[Row]) -> Select[Row]:
-        return (
-            select(model)
-            .where(model.tenant_id == self._tenant_id)
-            .execution_options(populate_existing=True)
-        )
+    def _select(self, model: type[Row], *columns: Any) -> Select[Any]:
+        """Plain rows, not ORM entities: reads are the hot path and need no identity map."""
+        table = model.__table__
+        return select(*(columns or table.columns)).where(table.c.tenant_id == self._tenant_id)
 
     def _insert(self, row: Any) -> None:
         self._session.add(row)
@@ -76,28 +76,28 @@ class TenantScoped:
 
 class SqlMemoryRepository(TenantScoped):
     def get(self, memory_id: str) -> Memory | None:
-        row = self._session.scalars(
+        row = self._session.execute(
             self._select(MemoryRow).where(MemoryRow.id == memory_id)
         ).first()
         return None if row is None else self._with_revisions([row])[0]
 
     def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
-        rows: list[MemoryRow] = []
+        rows: list[Any] = []
         for ids in chunks(sorted(set(memory_ids)), IN_CLAUSE_CHUNK):
-            rows.extend(self._session.scalars(self._select(MemoryRow).where(MemoryRow.id.in_(ids))))
+            rows.extend(self._session.execute(self._select(MemoryRow).where(MemoryRow.id.in_(ids))))
         return {memory.id: memory for memory in self._with_revisions(rows)}
 
     def live_ids(self) -> list[str]:
         return list(
             self._session.scalars(
-                select(MemoryRow.id)
-                .where(MemoryRow.tenant_id == self._tenant_id, MemoryRow.live.is_(True))
+                self._select(MemoryRow, MemoryRow.id)
+                .where(MemoryRow.live.is_(True))
                 .order_by(MemoryRow.id)
             )
         )
 
     def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None:
-        row = self._session.scalars(
+        row = self._session.execute(
             self._select(MemoryRow).where(
                 MemoryRow.scope_type == scope.type.value,
                 MemoryRow.scope_id == scope.id,
@@ -177,13 +177,13 @@ class SqlMemoryRepository(TenantScoped):
             statement = statement.where(MemoryRow.kind == query.kind.value)
         if not query.show_deleted:
             statement = statement.where(MemoryRow.live.is_(True))
-        rows = list(self._session.scalars(statement.order_by(MemoryRow.id).limit(limit)))
+        rows = list(self._session.execute(statement.order_by(MemoryRow.id).limit(limit)))
         return self._with_revisions(rows)
 
-    def _with_revisions(self, rows: list[MemoryRow]) -> list[Memory]:
+    def _with_revisions(self, rows: list[Any]) -> list[Memory]:
         by_memory: dict[str, list[Revision]] = defaultdict(list)
         for ids in chunks([row.id for row in rows], IN_CLAUSE_CHUNK):
-            revisions = self._session.scalars(
+            revisions = self._session.execute(
                 self._select(RevisionRow)
                 .where(RevisionRow.memory_id.in_(ids))
                 .order_by(RevisionRow.memory_id, RevisionRow.number)
@@ -233,7 +233,7 @@ def _revision_columns(revision: Revision) -> dict[str, Any]:
     }
 
 
-def _revision(row: RevisionRow) -> Revision:
+def _revision(row: Any) -> Revision:
     confirmation = None
     if row.confirmed_by is not None and row.confirm_time is not None:
         confirmation = Confirmation(row.confirmed_by, row.confirm_time)
@@ -260,7 +260,7 @@ def _revision(row: RevisionRow) -> Revision:
     )
 
 
-def _memory(row: MemoryRow, revisions: list[Revision]) -> Memory:
+def _memory(row: Any, revisions: list[Revision]) -> Memory:
     return Memory(
         id=row.id,
         tenant_id=row.tenant_id,
@@ -278,7 +278,7 @@ def _memory(row: MemoryRow, revisions: list[Revision]) -> Memory:
 
 class SqlTranscriptRepository(TenantScoped):
     def get_conversation(self, conversation_id: str) -> Conversation | None:
-        row = self._session.scalars(
+        row = self._session.execute(
             self._select(ConversationRow).where(ConversationRow.id == conversation_id)
         ).first()
         if row is None:
@@ -326,7 +326,7 @@ class SqlTranscriptRepository(TenantScoped):
         )
 
     def get_message(self, conversation_id: str, message_id: str) -> Message | None:
-        row = self._session.scalars(
+        row = self._session.execute(
             self._select(MessageRow).where(
                 MessageRow.conversation_id == conversation_id, MessageRow.id == message_id
             )
@@ -334,7 +334,7 @@ class SqlTranscriptRepository(TenantScoped):
         return None if row is None else _message(row)
 
     def list_messages(self, conversation_id: str, after_sequence: int, limit: int) -> list[Message]:
-        rows = self._session.scalars(
+        rows = self._session.execute(
             self._select(MessageRow)
             .where(
                 MessageRow.conversation_id == conversation_id,
@@ -346,7 +346,7 @@ class SqlTranscriptRepository(TenantScoped):
         return [_message(row) for row in rows]
 
 
-def _message(row: MessageRow) -> Message:
+def _message(row: Any) -> Message:
     return Message(
         id=row.id,
         tenant_id=row.tenant_id,
@@ -362,7 +362,7 @@ def _message(row: MessageRow) -> Message:
 
 class SqlGrantRepository(TenantScoped):
     def get(self, user_id: str, customer_id: str) -> CustomerGrant | None:
-        row = self._session.scalars(
+        row = self._session.execute(
             self._select(CustomerGrantRow).where(
                 CustomerGrantRow.user_id == user_id, CustomerGrantRow.customer_id == customer_id
             )
@@ -391,7 +391,7 @@ class SqlGrantRepository(TenantScoped):
         return bool(result.rowcount)  # type: ignore[attr-defined]
 
     def customers_of(self, user_id: str) -> frozenset[str]:
-        rows = self._session.scalars(
+        rows = self._session.execute(
             self._select(CustomerGrantRow).where(CustomerGrantRow.user_id == user_id)
         )
         return frozenset(row.customer_id for row in rows)
@@ -412,13 +412,13 @@ class SqlGrantRepository(TenantScoped):
                     ),
                 )
             )
-        rows = self._session.scalars(
+        rows = self._session.execute(
             statement.order_by(CustomerGrantRow.user_id, CustomerGrantRow.customer_id).limit(limit)
         )
         return [_grant(row) for row in rows]
 
 
-def _grant(row: CustomerGrantRow) -> CustomerGrant:
+def _grant(row: Any) -> CustomerGrant:
     return CustomerGrant(
         row.tenant_id, row.user_id, row.customer_id, row.granted_by_user_id, row.create_time
     )
@@ -426,9 +426,8 @@ def _grant(row: CustomerGrantRow) -> CustomerGrant:
 
 class SqlIdempotencyRepository(TenantScoped):
     def get(self, user_id: str, request_id: str) -> StoredResponse | None:
-        row = self._session.scalars(
-            select(IdempotencyRow).where(
-                IdempotencyRow.tenant_id == self._tenant_id,
+        row = self._session.execute(
+            self._select(IdempotencyRow).where(
                 IdempotencyRow.user_id == user_id,
                 IdempotencyRow.request_id == request_id,
             )

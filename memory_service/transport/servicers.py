@@ -21,7 +21,7 @@ from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.ports import UnitOfWork
-from memory_service.domain.recall import RecallUseCases
+from memory_service.domain.recall import RecallResult, RecallUseCases
 from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
 from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
@@ -278,34 +278,41 @@ class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
         hint = convert.scope_hint(request.scope_type, request.scope_id)
         instant = _as_of(request)
         span = trace.get_current_span()
-        scopes = self.tx.read(identity, lambda uow: self.recall.search_scopes(uow, identity, hint))
-        try:
-            if self.search is None:
-                raise SearchUnavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
-            candidates = self.search.search(
-                identity.tenant_id,
-                query,
-                min(limit * CANDIDATE_OVERFETCH, MAX_CANDIDATES),
-                scopes,
-                context.time_remaining(),
-            )
-        except SearchUnavailable as unavailable:
+        search = self.search
+        time_remaining = context.time_remaining()
+
+        def work(uow: UnitOfWork) -> RecallResult | SearchUnavailable:
+            """One read transaction around search and validation (search needs the scopes)."""
+            scopes = self.recall.search_scopes(uow, identity, hint)
+            try:
+                if search is None:
+                    raise SearchUnavailable(
+                        "search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)"
+                    )
+                candidates = search.search(
+                    identity.tenant_id,
+                    query,
+                    min(limit * CANDIDATE_OVERFETCH, MAX_CANDIDATES),
+                    scopes,
+                    time_remaining,
+                )
+            except SearchUnavailable as unavailable:
+                return unavailable
+            with tracer.start_as_current_span("recall.validate") as validate_span:
+                result = self.recall.validate(uow, identity, candidates, instant, hint, limit)
+                validate_span.set_attribute("crmmem.recall.candidates", len(candidates))
+                validate_span.set_attribute("crmmem.recall.dropped", result.dropped_count)
+            return result
+
+        result = self.tx.read(identity, work)
+        if isinstance(result, SearchUnavailable):
             span.set_attribute("crmmem.recall.degraded", True)
-            span.set_attribute("crmmem.recall.degraded_reason", unavailable.reason)
-            degraded_counter.add(1, {"reason": unavailable.reason.split(":")[0]})
-            return service_pb.RecallMemoriesResponse(
-                degraded=True, degraded_reason=unavailable.reason
-            )
-        with tracer.start_as_current_span("recall.validate") as validate_span:
-            result = self.tx.read(
-                identity,
-                lambda uow: self.recall.validate(uow, identity, candidates, instant, hint, limit),
-            )
-            dropped = sum(result.dropped.values())
-            validate_span.set_attribute("crmmem.recall.candidates", len(candidates))
-            validate_span.set_attribute("crmmem.recall.dropped", dropped)
+            span.set_attribute("crmmem.recall.degraded_reason", result.reason)
+            degraded_counter.add(1, {"reason": result.reason.split(":")[0]})
+            return service_pb.RecallMemoriesResponse(degraded=True, degraded_reason=result.reason)
+        dropped = result.dropped_count
         span.set_attribute("crmmem.recall.degraded", False)
-        span.set_attribute("crmmem.recall.candidates", len(candidates))
+        span.set_attribute("crmmem.recall.candidates", result.candidate_count)
         span.set_attribute("crmmem.recall.dropped", dropped)
         return service_pb.RecallMemoriesResponse(
             memories=[

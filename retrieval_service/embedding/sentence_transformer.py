@@ -34,12 +34,14 @@ class SentenceTransformerEmbedder:
         self.dimensions = int(dimensions)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        with self._lock:
-            vectors = self._model.encode(
-                list(texts),
-                batch_size=self._batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return [[float(x) for x in row] for row in vectors]
+        """Tokenize and run the model directly: `encode()` adds ~2 ms of bookkeeping a call,
+        a quarter of a short query's cost on this machine."""
+        import torch
+
+        vectors: list[list[float]] = []
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(texts), self._batch_size):
+                features = self._model.tokenize(list(texts[start : start + self._batch_size]))
+                output = self._model.forward(dict(features))["sentence_embedding"]
+                vectors.extend(torch.nn.functional.normalize(output, dim=1).tolist())
+        return vectors

@@ -1,0 +1,269 @@
+"""Recall, ingest and index lag through gRPC with both services as separate processes
+(SPEC §7: recall p95 <= 15 ms at 100k memories over 100 tenants; ingest >= 400 memories/s with
+index lag p95 <= 2 s; recall with the sidecar down within its deadline + 5 ms, <= 2 ms once
+the breaker is open).
+
+    .venv/bin/python -m bench.recall_bench --memories 10000 --tenants 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import os
+import random
+import signal
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import grpc
+from crmmem.memory.v1 import memory_pb2 as pb
+from crmmem.memory.v1 import memory_service_pb2 as svc
+from crmmem.memory.v1 import transcript_service_pb2 as tr
+from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
+from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
+
+from bench.common import emit, start_memory_service, summary_ms
+from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess, start_server
+
+USERS_PER_TENANT = 5
+COLORS = ["blue", "green", "red", "black", "white", "navy", "grey", "teal", "orange", "purple"]
+TEMPLATES = [
+    ("meeting_time", "prefers meetings after {hour} pm"),
+    ("shirt_color", "prefers {color} shirts for the team order"),
+    ("contact_channel", "wants to be contacted by {channel}"),
+    ("project_owner", "{name} owns project {project}"),
+    ("delivery_window", "deliveries only on {day} mornings"),
+    ("budget", "quarterly budget is {amount} thousand euros"),
+]
+QUERIES = [
+    "what time does she like meetings?",
+    "which shirt colour should we order?",
+    "how should I contact them?",
+    "who owns the project?",
+    "when can we deliver?",
+    "what is the budget?",
+]
+WORDS = {
+    "hour": [str(h) for h in range(1, 6)],
+    "color": COLORS,
+    "channel": ["email", "phone", "chat", "video call"],
+    "name": ["Sam", "Alex", "Mara", "Jon", "Priya", "Lee"],
+    "project": ["Alpha", "Beta", "Gamma", "Delta", "Orion"],
+    "day": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"],
+    "amount": [str(n * 10) for n in range(1, 20)],
+}
+
+
+def memory_text(rng: random.Random) -> tuple[str, str]:
+    key, template = rng.choice(TEMPLATES)
+    return key, template.format(**{k: rng.choice(v) for k, v in WORDS.items()})
+
+
+def start_sidecar(workdir: Path, listen: str = "127.0.0.1:0") -> ServerProcess:
+    env = {"RETRIEVAL_LISTEN": listen, "RETRIEVAL_DATA_DIR": str(workdir / "retrieval")}
+    return start_server("retrieval_service", env, workdir, startup_timeout=180)
+
+
+def ingest(
+    server: ServerProcess, memories: int, tenants: int, threads: int, seed: int
+) -> tuple[list[float], float]:
+    """Creates memories through the API; returns each commit time (sorted) and the duration."""
+    clients: dict[tuple[int, int], Client] = {}
+    for t in range(tenants):
+        for u in range(USERS_PER_TENANT):
+            clients[(t, u)] = server.client(f"tenant-{t}", f"user-{u}")
+    commits: list[float] = []
+    lock = threading.Lock()
+    counter = iter(range(memories))
+    counter_lock = threading.Lock()
+
+    def worker(worker_id: int) -> None:
+        rng = random.Random(seed + worker_id)
+        while True:
+            with counter_lock:
+                n = next(counter, None)
+            if n is None:
+                return
+            client = clients[(n % tenants, rng.randrange(USERS_PER_TENANT))]
+            key, text = memory_text(rng)
+            message = client.transcript.AppendMessage(
+                tr.AppendMessageRequest(
+                    parent=f"conversations/ingest-{worker_id}-{client.user}",
+                    message=tr.Message(speaker=pb.SPEAKER_USER, text=text),
+                ),
+                timeout=30,
+            ).message.name
+            client.memories.CreateMemory(
+                svc.CreateMemoryRequest(
+                    memory=pb.Memory(
+                        scope=pb.Scope(type=pb.SCOPE_TYPE_USER),
+                        key=f"{key}_{n}",
+                        kind=pb.MEMORY_KIND_PREFERENCE,
+                    ),
+                    revision=pb.RevisionDraft(
+                        value=text,
+                        provenance=pb.Provenance(
+                            method=pb.PROVENANCE_METHOD_USER_STATEMENT, transcript_message=message
+                        ),
+                    ),
+                ),
+                timeout=30,
+            )
+            with lock:
+                commits.append(time.monotonic())
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(threads) as pool:
+        for future in [pool.submit(worker, i) for i in range(threads)]:
+            future.result()
+    return sorted(commits), time.monotonic() - started
+
+
+def watch_index(address: str, target: int, stop: threading.Event) -> list[tuple[float, int]]:
+    """(time, indexed points) samples until the index holds `target` points."""
+    stub = rpb_grpc.RetrievalServiceStub(grpc.insecure_channel(address))
+    samples: list[tuple[float, int]] = []
+    while not stop.is_set():
+        points = stub.GetStats(rpb.GetStatsRequest(), timeout=10).points
+        samples.append((time.monotonic(), points))
+        if points >= target:
+            break
+        time.sleep(0.1)
+    return samples
+
+
+def index_lags(commits: list[float], samples: list[tuple[float, int]]) -> list[float]:
+    """For the k-th commit: when the index first held k points, less the commit time."""
+    counts = [count for _, count in samples]
+    lags = []
+    for k, committed in enumerate(commits, start=1):
+        at = bisect.bisect_left(counts, k)
+        if at < len(samples):
+            lags.append(max(0.0, samples[at][0] - committed))
+    return lags
+
+
+def measure_recall(server: ServerProcess, tenants: int, queries: int, seed: int) -> list[float]:
+    rng = random.Random(seed)
+    clients = [
+        server.client(f"tenant-{t}", f"user-{u}")
+        for t in range(tenants)
+        for u in range(USERS_PER_TENANT)
+    ]
+    samples = []
+    for n in range(queries + 20):
+        client = rng.choice(clients)
+        request = svc.RecallMemoriesRequest(query=rng.choice(QUERIES), limit=5)
+        started = time.perf_counter()
+        reply = client.memories.RecallMemories(request, timeout=5)
+        if n >= 20:  # warm-up excluded
+            samples.append(time.perf_counter() - started)
+        if reply.degraded:
+            raise RuntimeError(f"recall degraded during the benchmark: {reply.degraded_reason}")
+    return samples
+
+
+def measure_sidecar_search(address: str, tenants: int, queries: int, seed: int) -> list[float]:
+    """The sidecar alone (embedding + vector search), to show what recall adds on top."""
+    rng = random.Random(seed)
+    stub = rpb_grpc.RetrievalServiceStub(grpc.insecure_channel(address))
+    samples = []
+    for n in range(queries + 20):
+        request = rpb.SearchRequest(
+            tenant_id=f"tenant-{rng.randrange(tenants)}", query=rng.choice(QUERIES), limit=15
+        )
+        started = time.perf_counter()
+        stub.Search(request, timeout=5)
+        if n >= 20:
+            samples.append(time.perf_counter() - started)
+    return samples
+
+
+def measure_degraded(server: ServerProcess, calls: int) -> tuple[list[float], list[float]]:
+    """Recall latency while the sidecar is down: before and after the breaker opens."""
+    client = server.client("tenant-0", "user-0")
+    before, after = [], []
+    for _ in range(calls):
+        started = time.perf_counter()
+        reply = client.memories.RecallMemories(
+            svc.RecallMemoriesRequest(query="anything"), timeout=5
+        )
+        elapsed = time.perf_counter() - started
+        assert reply.degraded
+        (after if "breaker" in reply.degraded_reason else before).append(elapsed)
+    return before, after
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--memories", type=int, default=10000)
+    parser.add_argument("--tenants", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        sidecar = start_sidecar(workdir)
+        memory = start_memory_service(
+            workdir,
+            TEST_JWT_SECRET,
+            MEMORY_RETRIEVAL_ADDRESS=sidecar.address,
+            MEMORY_RECALL_TIMEOUT_MS="250",
+            MEMORY_BREAKER_RESET_SECONDS="30",
+        )
+        try:
+            stop = threading.Event()
+            watched: list[list[tuple[float, int]]] = []
+            watcher = threading.Thread(
+                target=lambda: watched.append(watch_index(sidecar.address, args.memories, stop))
+            )
+            watcher.start()
+            commits, duration = ingest(memory, args.memories, args.tenants, args.threads, args.seed)
+            watcher.join(timeout=max(120, args.memories / 50))
+            stop.set()
+            lags = index_lags(commits, watched[0] if watched else [])
+            search = measure_sidecar_search(sidecar.address, args.tenants, args.queries, args.seed)
+            recall = measure_recall(memory, args.tenants, args.queries, args.seed)
+            os.kill(sidecar.process.pid, signal.SIGKILL)
+            sidecar.process.wait()
+            before_breaker, with_breaker = measure_degraded(memory, 50)
+        finally:
+            memory.stop()
+            sidecar.stop()
+    emit(
+        {
+            "benchmark": "recall",
+            "database": "sqlite",
+            "vector_backend": "qdrant-edge",
+            "memories": args.memories,
+            "tenants": args.tenants,
+            "ingest": {
+                "memories_per_s": round(args.memories / duration, 1),
+                "client_threads": args.threads,
+                "index_lag": summary_ms(lags) if lags else "index never caught up",
+                "indexed": (watched[0][-1][1] if watched and watched[0] else 0),
+            },
+            "recall": summary_ms(recall),
+            "sidecar_search_alone": summary_ms(search),
+            "recall_sidecar_down": {
+                "before_breaker_opens": summary_ms(before_breaker) if before_breaker else {},
+                "breaker_open": summary_ms(with_breaker) if with_breaker else {},
+                "deadline_ms": 250,
+            },
+            "budgets": {
+                "recall_p95_ms": 15,
+                "ingest_per_s": 400,
+                "index_lag_p95_ms": 2000,
+                "down_p95_ms": "deadline + 5; 2 once open",
+            },
+        }
+    )
+
+
+if __name__ == "__main__":
+    main()
