@@ -58,6 +58,8 @@ clean:
 # Budgets of SPEC §7, printed as JSON (not part of make test).
 bench: gen
 	$(BIN)/python -m bench.correction_bench
+	$(BIN)/python -m bench.recall_bench
+	$(BIN)/python -m bench.vector_engine_bench
 
 # Runs examples/quickstart.py against the service that `make run` started.
 quickstart: gen

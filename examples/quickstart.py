@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -110,6 +111,18 @@ def main() -> None:
     history = memories.ListMemoryRevisions(
         svc.ListMemoryRevisionsRequest(parent=created.memory.name), metadata=auth
     )
+    for _ in range(50):  # the outbox indexes within moments; the sidecar may still be loading
+        recalled = memories.RecallMemories(
+            svc.RecallMemoriesRequest(query="what time do I like meetings?", limit=3),
+            metadata=auth,
+        )
+        if any(r.memory.name == created.memory.name for r in recalled.memories):
+            break
+        time.sleep(0.2)
+    if recalled.degraded:
+        print("recall:   degraded -", recalled.degraded_reason)
+    for hit in recalled.memories:
+        print(f"recall:   {hit.score:.2f} {hit.memory.applicable_revision.value!r}")
     for revision in history.revisions:
         print(
             f"  r{revision.revision_number} {pb.RevisionState.Name(revision.state):<24}"
