@@ -39,6 +39,7 @@ class Settings:
     breaker_reset_seconds: float
     outbox_worker: bool
     outbox_poll_seconds: float
+    apply_user_corrections: bool
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -80,6 +81,7 @@ class Settings:
             breaker_reset_seconds=float(os.environ.get("MEMORY_BREAKER_RESET_SECONDS", "5")),
             outbox_worker=_flag("MEMORY_OUTBOX_WORKER", True),
             outbox_poll_seconds=float(os.environ.get("MEMORY_OUTBOX_POLL_SECONDS", "0.1")),
+            apply_user_corrections=_flag("MEMORY_APPLY_USER_CORRECTIONS", False),
         )
 
 

@@ -11,6 +11,7 @@ from typing import Protocol
 from memory_service.domain.errors import PermissionDenied
 from memory_service.domain.model import Identity, Scope, ScopeType
 from memory_service.domain.ports import UnitOfWork, Visibility
+from memory_service.domain.rules import normalize_for_match
 
 
 class CustomerAuthorizer(Protocol):
@@ -18,6 +19,9 @@ class CustomerAuthorizer(Protocol):
 
     def allowed_customers(self, uow: UnitOfWork, identity: Identity) -> frozenset[str] | None:
         """The customers the caller may use; None means all of the tenant's."""
+
+    def resolve_name(self, uow: UnitOfWork, identity: Identity, name: str) -> list[str]:
+        """Every customer id the spoken name matches, allowed or not (the caller decides)."""
 
 
 class GrantTableAuthorizer:
@@ -29,10 +33,17 @@ class GrantTableAuthorizer:
     def allowed_customers(self, uow: UnitOfWork, identity: Identity) -> frozenset[str] | None:
         return None if identity.is_admin else uow.grants.customers_of(identity.user_id)
 
+    def resolve_name(self, uow: UnitOfWork, identity: Identity, name: str) -> list[str]:
+        return [c.customer_id for c in uow.customers.by_match_name(normalize_for_match(name))]
+
 
 class AccessPolicy:
     def __init__(self, authorizer: CustomerAuthorizer) -> None:
         self._authorizer = authorizer
+
+    @property
+    def authorizer(self) -> CustomerAuthorizer:
+        return self._authorizer
 
     def visibility(self, uow: UnitOfWork, identity: Identity) -> Visibility:
         users = None if identity.is_admin else frozenset({identity.user_id})

@@ -191,3 +191,37 @@ class CustomerGrant:
     customer_id: str
     granted_by_user_id: str
     create_time: datetime
+
+
+class ParentType(enum.StrEnum):
+    CONVERSATION = "CONVERSATION"
+    TASK = "TASK"
+
+
+@dataclass(frozen=True)
+class Override:
+    """ "For now": bound to one conversation or task, expiring, never durable memory."""
+
+    id: str
+    tenant_id: str
+    parent_type: ParentType
+    parent_id: str
+    key: str
+    key_context: str
+    scope: Scope
+    value: str
+    expire_time: datetime
+    create_time: datetime
+    author_user_id: str
+    evidence_ref: str = ""
+
+    def active_at(self, instant: datetime) -> bool:
+        return self.create_time <= instant < self.expire_time
+
+
+@dataclass(frozen=True)
+class Customer:
+    tenant_id: str
+    customer_id: str
+    display_name: str
+    create_time: datetime

@@ -10,10 +10,13 @@ from typing import Protocol
 
 from memory_service.domain.model import (
     Conversation,
+    Customer,
     CustomerGrant,
     Memory,
     MemoryKind,
     Message,
+    Override,
+    ParentType,
     Revision,
     Scope,
     ScopeType,
@@ -44,6 +47,9 @@ class MemoryRepository(Protocol):
     def get_many(self, memory_ids: list[str]) -> dict[str, Memory]: ...
     def live_ids(self) -> list[str]: ...
     def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None: ...
+    def last_deletion(self, scope: Scope, key: str, key_context: str) -> datetime | None:
+        """When a memory with this scoped key was last deleted, if ever."""
+
     def add(self, memory: Memory) -> None: ...
     def add_revision(self, revision: Revision) -> None: ...
     def update_revision(self, revision: Revision) -> None: ...
@@ -63,6 +69,8 @@ class TranscriptRepository(Protocol):
     def list_messages(
         self, conversation_id: str, after_sequence: int, limit: int
     ) -> list[Message]: ...
+    def recent_messages(self, conversation_id: str, count: int) -> list[Message]:
+        """The last `count` messages, oldest first."""
 
 
 class GrantRepository(Protocol):
@@ -86,6 +94,19 @@ class StoredResponse:
 class IdempotencyRepository(Protocol):
     def get(self, user_id: str, request_id: str) -> StoredResponse | None: ...
     def put(self, user_id: str, request_id: str, stored: StoredResponse) -> None: ...
+
+
+class OverrideRepository(Protocol):
+    def add(self, override: Override) -> None: ...
+    def active(
+        self, parent_type: ParentType, parent_id: str, instant: datetime, after_id: str, limit: int
+    ) -> list[Override]: ...
+
+
+class CustomerRepository(Protocol):
+    def upsert(self, customer: Customer, match_name: str) -> Customer: ...
+    def get(self, customer_id: str) -> Customer | None: ...
+    def by_match_name(self, match_name: str) -> list[Customer]: ...
 
 
 class OutboxRepository(Protocol):
@@ -131,6 +152,10 @@ class UnitOfWork(Protocol):
     def idempotency(self) -> IdempotencyRepository: ...
     @property
     def outbox(self) -> OutboxRepository: ...
+    @property
+    def overrides(self) -> OverrideRepository: ...
+    @property
+    def customers(self) -> CustomerRepository: ...
 
     def commit(self) -> None: ...
 

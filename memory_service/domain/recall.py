@@ -10,7 +10,7 @@ from datetime import datetime
 from memory_service.domain import rules
 from memory_service.domain.authorization import AccessPolicy
 from memory_service.domain.model import Identity, Memory, ScopeType
-from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.ports import UnitOfWork, Visibility
 
 MAX_SCOPE_FILTERS = 200
 
@@ -87,13 +87,17 @@ class RecallUseCases:
         instant: datetime,
         hint: ScopeHint,
         limit: int,
+        within: Visibility | None = None,
     ) -> RecallResult:
+        """`within` narrows recall to a context's scopes (e.g. only unambiguous customers)."""
         result = RecallResult(candidate_count=len(candidates))
         memories = uow.memories.get_many([c.memory_id for c in candidates])
         seen: set[str] = set()
         for candidate in candidates:
             memory = memories.get(candidate.memory_id)
             reason = self._reject_reason(uow, identity, memory, candidate, instant, hint)
+            if reason is None and within is not None and memory is not None:
+                reason = None if _inside(memory, within) else DropReason.OUT_OF_SCOPE
             if reason is not None:
                 result.dropped[reason] += 1
                 continue
@@ -127,3 +131,11 @@ class RecallUseCases:
         if applicable.number != candidate.revision_number:
             return DropReason.STALE_REVISION  # the index matched text that no longer applies
         return None
+
+
+def _inside(memory: Memory, within: Visibility) -> bool:
+    if memory.scope.type is ScopeType.USER:
+        return within.user_ids is None or memory.scope.id in within.user_ids
+    if memory.scope.type is ScopeType.CUSTOMER:
+        return within.customer_ids is None or memory.scope.id in within.customer_ids
+    return within.organization

@@ -20,6 +20,7 @@ from memory_service.domain.errors import (
 from memory_service.domain.model import (
     Confirmation,
     Conversation,
+    Customer,
     CustomerGrant,
     EvidenceRef,
     EvidenceType,
@@ -199,8 +200,15 @@ class MemoryUseCases:
     # --- writes ------------------------------------------------------------------------------
 
     def create(
-        self, uow: UnitOfWork, identity: Identity, command: CreateMemory, now: datetime
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        command: CreateMemory,
+        now: datetime,
+        *,
+        review: bool = False,
     ) -> tuple[Memory, Revision]:
+        """`review` keeps even the subject's own words a CANDIDATE (proposals from extractors)."""
         scope = command.scope
         if scope.type is ScopeType.USER and not scope.id:
             scope = replace(scope, id=identity.user_id)
@@ -232,7 +240,7 @@ class MemoryUseCases:
             value=draft.value,
             valid_from=draft.valid_from,
             valid_until=draft.valid_until,
-            status=self._status_for(scope, provenance, evidence_author),
+            status=self._status_for(scope, provenance, evidence_author, review),
             provenance=provenance,
             create_time=now,
             author_user_id=identity.user_id,
@@ -250,6 +258,8 @@ class MemoryUseCases:
         expected_version: int,
         draft: RevisionDraft,
         now: datetime,
+        *,
+        review: bool = False,
     ) -> tuple[Memory, Revision]:
         memory = self._visible(uow, identity, memory_id)
         self._policy.require_write(uow, identity, memory.scope)
@@ -267,7 +277,7 @@ class MemoryUseCases:
             value=draft.value,
             valid_from=valid_from,
             valid_until=draft.valid_until,
-            status=self._status_for(memory.scope, provenance, evidence_author),
+            status=self._status_for(memory.scope, provenance, evidence_author, review),
             provenance=provenance,
             create_time=now,
             author_user_id=identity.user_id,
@@ -416,7 +426,11 @@ class MemoryUseCases:
         return memory, revision
 
     @staticmethod
-    def _status_for(scope: Scope, provenance: Provenance, evidence_author: str) -> RevisionStatus:
+    def _status_for(
+        scope: Scope, provenance: Provenance, evidence_author: str, review: bool = False
+    ) -> RevisionStatus:
+        if review:
+            return RevisionStatus.CANDIDATE
         status = rules.initial_status(provenance.speaker, provenance.method)
         if scope.type is ScopeType.USER and evidence_author != scope.id:
             return (
@@ -512,6 +526,18 @@ class AccessUseCases:
         grant = CustomerGrant(uow.tenant_id, user_id, customer_id, identity.user_id, now)
         uow.grants.add(grant)
         return grant
+
+    def register_customer(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        customer_id: str,
+        display_name: str,
+        now: datetime,
+    ) -> Customer:
+        require_admin(identity)
+        customer = Customer(uow.tenant_id, customer_id, display_name, now)
+        return uow.customers.upsert(customer, rules.normalize_for_match(display_name))
 
     def revoke(self, uow: UnitOfWork, identity: Identity, user_id: str, customer_id: str) -> bool:
         require_admin(identity)

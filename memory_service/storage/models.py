@@ -166,3 +166,41 @@ class OutboxRow(Base):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     __table_args__ = (Index("ix_index_outbox_due_time", "due_time"),)
+
+
+class OverrideRow(Base):
+    """A temporary instruction on a conversation or task; never durable memory."""
+
+    __tablename__ = "overrides"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(NAME)
+    parent_type: Mapped[str] = mapped_column(String(16))
+    parent_id: Mapped[str] = mapped_column(NAME)
+    key: Mapped[str] = mapped_column(NAME)
+    key_context: Mapped[str] = mapped_column(NAME)
+    scope_type: Mapped[str] = mapped_column(String(16))
+    scope_id: Mapped[str] = mapped_column(NAME)
+    value: Mapped[str] = mapped_column(Text)
+    expire_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    author_user_id: Mapped[str] = mapped_column(NAME)
+    evidence_ref: Mapped[str] = mapped_column(String(320))
+
+    __table_args__ = (
+        Index("ix_overrides_parent", "tenant_id", "parent_type", "parent_id", "expire_time"),
+    )
+
+
+class CustomerRow(Base):
+    """The tenant's customer directory, so a spoken name can be resolved (or found ambiguous)."""
+
+    __tablename__ = "customers"
+
+    tenant_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    customer_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    display_name: Mapped[str] = mapped_column(String(256))
+    match_name: Mapped[str] = mapped_column(String(256))
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime)
+
+    __table_args__ = (Index("ix_customers_match_name", "tenant_id", "match_name"),)

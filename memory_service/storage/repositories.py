@@ -18,12 +18,15 @@ from memory_service.domain.errors import WriteConflict
 from memory_service.domain.model import (
     Confirmation,
     Conversation,
+    Customer,
     CustomerGrant,
     EvidenceRef,
     EvidenceType,
     Memory,
     MemoryKind,
     Message,
+    Override,
+    ParentType,
     Provenance,
     ProvenanceMethod,
     Revision,
@@ -43,15 +46,25 @@ from memory_service.domain.ports import (
 from memory_service.storage.models import (
     ConversationRow,
     CustomerGrantRow,
+    CustomerRow,
     IdempotencyRow,
     MemoryRow,
     MessageRow,
     OutboxRow,
+    OverrideRow,
     RevisionRow,
 )
 
 Row = TypeVar(
-    "Row", MemoryRow, RevisionRow, ConversationRow, MessageRow, CustomerGrantRow, IdempotencyRow
+    "Row",
+    MemoryRow,
+    RevisionRow,
+    ConversationRow,
+    MessageRow,
+    CustomerGrantRow,
+    IdempotencyRow,
+    OverrideRow,
+    CustomerRow,
 )
 IN_CLAUSE_CHUNK = 500
 
@@ -107,6 +120,17 @@ class SqlMemoryRepository(TenantScoped):
             )
         ).first()
         return None if row is None else self._with_revisions([row])[0]
+
+    def last_deletion(self, scope: Scope, key: str, key_context: str) -> datetime | None:
+        deleted: datetime | None = self._session.scalars(
+            self._select(MemoryRow, func.max(MemoryRow.delete_time)).where(
+                MemoryRow.scope_type == scope.type.value,
+                MemoryRow.scope_id == scope.id,
+                MemoryRow.key == key,
+                MemoryRow.key_context == key_context,
+            )
+        ).first()
+        return None if deleted is None else deleted.replace(tzinfo=UTC)
 
     def add(self, memory: Memory) -> None:
         self._insert(
@@ -324,6 +348,15 @@ class SqlTranscriptRepository(TenantScoped):
                 create_time=message.create_time,
             )
         )
+
+    def recent_messages(self, conversation_id: str, count: int) -> list[Message]:
+        rows = self._session.execute(
+            self._select(MessageRow)
+            .where(MessageRow.conversation_id == conversation_id)
+            .order_by(MessageRow.sequence.desc())
+            .limit(count)
+        )
+        return [_message(row) for row in reversed(list(rows))]
 
     def get_message(self, conversation_id: str, message_id: str) -> Message | None:
         row = self._session.execute(
@@ -553,3 +586,100 @@ class SqlOutboxStore:
                 )
             ).one()
         return int(count), (oldest.replace(tzinfo=UTC) if oldest is not None else None)
+
+
+class SqlOverrideRepository(TenantScoped):
+    def add(self, override: Override) -> None:
+        self._insert(
+            OverrideRow(
+                id=override.id,
+                tenant_id=self._tenant_id,
+                parent_type=override.parent_type.value,
+                parent_id=override.parent_id,
+                key=override.key,
+                key_context=override.key_context,
+                scope_type=override.scope.type.value,
+                scope_id=override.scope.id,
+                value=override.value,
+                expire_time=override.expire_time,
+                create_time=override.create_time,
+                author_user_id=override.author_user_id,
+                evidence_ref=override.evidence_ref,
+            )
+        )
+
+    def active(
+        self, parent_type: ParentType, parent_id: str, instant: datetime, after_id: str, limit: int
+    ) -> list[Override]:
+        statement = self._select(OverrideRow).where(
+            OverrideRow.parent_type == parent_type.value,
+            OverrideRow.parent_id == parent_id,
+            OverrideRow.expire_time > instant,
+            OverrideRow.create_time <= instant,
+        )
+        if after_id:
+            statement = statement.where(OverrideRow.id > after_id)
+        rows = self._session.execute(statement.order_by(OverrideRow.id).limit(limit))
+        return [
+            Override(
+                id=row.id,
+                tenant_id=row.tenant_id,
+                parent_type=ParentType(row.parent_type),
+                parent_id=row.parent_id,
+                key=row.key,
+                key_context=row.key_context,
+                scope=Scope(ScopeType(row.scope_type), row.scope_id),
+                value=row.value,
+                expire_time=row.expire_time,
+                create_time=row.create_time,
+                author_user_id=row.author_user_id,
+                evidence_ref=row.evidence_ref,
+            )
+            for row in rows
+        ]
+
+
+class SqlCustomerRepository(TenantScoped):
+    def upsert(self, customer: Customer, match_name: str) -> Customer:
+        existing = self.get(customer.customer_id)
+        if existing is None:
+            self._insert(
+                CustomerRow(
+                    tenant_id=self._tenant_id,
+                    customer_id=customer.customer_id,
+                    display_name=customer.display_name,
+                    match_name=match_name,
+                    create_time=customer.create_time,
+                )
+            )
+            return customer
+        self._session.execute(
+            update(CustomerRow)
+            .where(
+                CustomerRow.tenant_id == self._tenant_id,
+                CustomerRow.customer_id == customer.customer_id,
+            )
+            .values(display_name=customer.display_name, match_name=match_name)
+            .execution_options(synchronize_session=False)
+        )
+        return Customer(
+            self._tenant_id, customer.customer_id, customer.display_name, existing.create_time
+        )
+
+    def get(self, customer_id: str) -> Customer | None:
+        row = self._session.execute(
+            self._select(CustomerRow).where(CustomerRow.customer_id == customer_id)
+        ).first()
+        return None if row is None else _customer(row)
+
+    def by_match_name(self, match_name: str) -> list[Customer]:
+        rows = self._session.execute(
+            self._select(CustomerRow)
+            .where(CustomerRow.match_name == match_name)
+            .order_by(CustomerRow.customer_id)
+        )
+        return [_customer(row) for row in rows]
+
+
+def _customer(row: Any) -> Customer:
+    return Customer(row.tenant_id, row.customer_id, row.display_name, row.create_time)

@@ -14,11 +14,13 @@ from sqlalchemy.orm import Session
 
 from memory_service.domain.errors import WriteConflict
 from memory_service.storage.repositories import (
+    SqlCustomerRepository,
     SqlGrantRepository,
     SqlIdempotencyRepository,
     SqlMemoryRepository,
     SqlOutboxRepository,
     SqlOutboxStore,
+    SqlOverrideRepository,
     SqlTranscriptRepository,
 )
 
@@ -64,6 +66,8 @@ class SqlUnitOfWork:
         self.grants = SqlGrantRepository(session, tenant_id)
         self.idempotency = SqlIdempotencyRepository(session, tenant_id)
         self.outbox = SqlOutboxRepository(session, tenant_id)
+        self.overrides = SqlOverrideRepository(session, tenant_id)
+        self.customers = SqlCustomerRepository(session, tenant_id)
 
     def commit(self) -> None:
         try:

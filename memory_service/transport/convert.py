@@ -22,6 +22,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from memory_service.domain import rules
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.model import (
+    Customer,
     CustomerGrant,
     EvidenceRef,
     EvidenceType,
@@ -472,4 +473,14 @@ def grant_proto(grant: CustomerGrant) -> access_pb.CustomerGrant:
         granted_by_user_id=grant.granted_by_user_id,
     )
     set_time(out.create_time, grant.create_time)
+    return out
+
+
+def customer_proto(customer: Customer) -> access_pb.Customer:
+    out = access_pb.Customer(
+        name=f"customers/{customer.customer_id}",
+        customer_id=customer.customer_id,
+        display_name=customer.display_name,
+    )
+    set_time(out.create_time, customer.create_time)
     return out

@@ -10,6 +10,8 @@ from datetime import timedelta
 import grpc
 from crmmem.memory.v1 import access_service_pb2 as access_pb
 from crmmem.memory.v1 import access_service_pb2_grpc as access_grpc
+from crmmem.memory.v1 import context_service_pb2 as ctx_pb
+from crmmem.memory.v1 import context_service_pb2_grpc as ctx_grpc
 from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from crmmem.memory.v1 import memory_service_pb2_grpc as service_grpc
 from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
@@ -22,13 +24,18 @@ from sqlalchemy import Engine
 
 from memory_service.config import Settings
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.domain.context import ContextBuilder
 from memory_service.domain.model import utcnow
+from memory_service.domain.overrides import OverrideUseCases
+from memory_service.domain.proposals import ProposalUseCases
 from memory_service.domain.recall import RecallUseCases
 from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
 from memory_service.storage import migrate
 from memory_service.storage.repositories import purge_idempotency_keys
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.context_servicer import ContextServicer
+from memory_service.transport.recall import Recaller
 from memory_service.transport.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.transport.runner import Transactions
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
@@ -38,6 +45,7 @@ log = logging.getLogger(__name__)
 
 SERVICE_NAMES = (
     service_pb.DESCRIPTOR.services_by_name["MemoryService"].full_name,
+    ctx_pb.DESCRIPTOR.services_by_name["ContextService"].full_name,
     transcript_pb.DESCRIPTOR.services_by_name["TranscriptService"].full_name,
     access_pb.DESCRIPTOR.services_by_name["AccessService"].full_name,
 )
@@ -104,17 +112,28 @@ def build_server(
             worker = OutboxWorker(
                 units.outbox_store(), units, search, poll_seconds=settings.outbox_poll_seconds
             )
+    recaller = Recaller(RecallUseCases(policy), search)
+    memory_use_cases = MemoryUseCases(policy)
+    overrides = OverrideUseCases(policy)
     service_grpc.add_MemoryServiceServicer_to_server(
-        MemoryServicer(
-            authenticator, transactions, MemoryUseCases(policy), RecallUseCases(policy), search
-        ),
-        server,
+        MemoryServicer(authenticator, transactions, memory_use_cases, recaller), server
     )
     transcript_grpc.add_TranscriptServiceServicer_to_server(
         TranscriptServicer(authenticator, transactions, TranscriptUseCases()), server
     )
     access_grpc.add_AccessServiceServicer_to_server(
         AccessServicer(authenticator, transactions, AccessUseCases()), server
+    )
+    ctx_grpc.add_ContextServiceServicer_to_server(
+        ContextServicer(
+            authenticator,
+            transactions,
+            ContextBuilder(policy, overrides),
+            ProposalUseCases(policy, memory_use_cases, overrides, settings.apply_user_corrections),
+            overrides,
+            recaller,
+        ),
+        server,
     )
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -15,27 +15,21 @@ from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from crmmem.memory.v1 import memory_service_pb2_grpc as service_grpc
 from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
-from opentelemetry import metrics, trace
+from opentelemetry import trace
 
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.ports import UnitOfWork
-from memory_service.domain.recall import RecallResult, RecallUseCases
 from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
 from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.errors import internal_status, to_status
-from memory_service.transport.retrieval_client import RetrievalClient, SearchUnavailable
+from memory_service.transport.recall import Recaller, annotate, dropped_protos, recalled_protos
+from memory_service.transport.retrieval_client import SearchUnavailable
 from memory_service.transport.runner import Transactions
 
 log = logging.getLogger(__name__)
-tracer = trace.get_tracer("memory_service")
-degraded_counter = metrics.get_meter("memory_service").create_counter(
-    "crmmem.recall.degraded", description="recalls answered without search"
-)
-CANDIDATE_OVERFETCH = 3
-MAX_CANDIDATES = 100
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
 Handler = Callable[[Any, Req, grpc.ServicerContext, Identity], Resp]
@@ -85,13 +79,12 @@ class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
         authenticator: TokenAuthenticator,
         transactions: Transactions,
         memories: MemoryUseCases,
-        recall: RecallUseCases,
-        search: RetrievalClient | None,
+        recaller: Recaller,
     ) -> None:
         super().__init__(authenticator, transactions)
         self.memories = memories
-        self.recall = recall
-        self.search = search
+        self.recaller = recaller
+        self.search = recaller.search
 
     @rpc
     def CreateMemory(
@@ -277,52 +270,18 @@ class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
         limit = convert.recall_limit(request.limit)
         hint = convert.scope_hint(request.scope_type, request.scope_id)
         instant = _as_of(request)
-        span = trace.get_current_span()
-        search = self.search
         time_remaining = context.time_remaining()
-
-        def work(uow: UnitOfWork) -> RecallResult | SearchUnavailable:
-            """One read transaction around search and validation (search needs the scopes)."""
-            scopes = self.recall.search_scopes(uow, identity, hint)
-            try:
-                if search is None:
-                    raise SearchUnavailable(
-                        "search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)"
-                    )
-                candidates = search.search(
-                    identity.tenant_id,
-                    query,
-                    min(limit * CANDIDATE_OVERFETCH, MAX_CANDIDATES),
-                    scopes,
-                    time_remaining,
-                )
-            except SearchUnavailable as unavailable:
-                return unavailable
-            with tracer.start_as_current_span("recall.validate") as validate_span:
-                result = self.recall.validate(uow, identity, candidates, instant, hint, limit)
-                validate_span.set_attribute("crmmem.recall.candidates", len(candidates))
-                validate_span.set_attribute("crmmem.recall.dropped", result.dropped_count)
-            return result
-
-        result = self.tx.read(identity, work)
-        if isinstance(result, SearchUnavailable):
-            span.set_attribute("crmmem.recall.degraded", True)
-            span.set_attribute("crmmem.recall.degraded_reason", result.reason)
-            degraded_counter.add(1, {"reason": result.reason.split(":")[0]})
-            return service_pb.RecallMemoriesResponse(degraded=True, degraded_reason=result.reason)
-        dropped = result.dropped_count
-        span.set_attribute("crmmem.recall.degraded", False)
-        span.set_attribute("crmmem.recall.candidates", result.candidate_count)
-        span.set_attribute("crmmem.recall.dropped", dropped)
+        outcome = self.tx.read(
+            identity,
+            lambda uow: self.recaller.run(
+                uow, identity, query, limit, instant, time_remaining, hint=hint
+            ),
+        )
+        annotate(outcome)
+        if isinstance(outcome, SearchUnavailable):
+            return service_pb.RecallMemoriesResponse(degraded=True, degraded_reason=outcome.reason)
         return service_pb.RecallMemoriesResponse(
-            memories=[
-                service_pb.RecalledMemory(memory=convert.memory_proto(m, instant), score=score)
-                for m, score in result.memories
-            ],
-            dropped=[
-                service_pb.DroppedCandidates(reason=convert.DROP_REASONS.proto(reason), count=n)
-                for reason, n in sorted(result.dropped.items())
-            ],
+            memories=recalled_protos(outcome, instant), dropped=dropped_protos(outcome)
         )
 
     @rpc
@@ -451,6 +410,30 @@ class AccessServicer(_Servicer, access_grpc.AccessServiceServicer):
 
         return self.tx.write(
             identity, "RevokeCustomerAccess", request, access_pb.RevokeCustomerAccessResponse, work
+        )
+
+    @rpc
+    def RegisterCustomer(
+        self,
+        request: access_pb.RegisterCustomerRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> access_pb.RegisterCustomerResponse:
+        customer_id = convert.subject_id(
+            request.customer.customer_id, "customer.customer_id", required=True
+        )
+        display_name = request.customer.display_name.strip()
+        if not display_name or len(display_name) > 256:
+            raise InvalidArgument("customer.display_name", "is required, at most 256 characters")
+
+        def work(uow: UnitOfWork) -> access_pb.RegisterCustomerResponse:
+            customer = self.access.register_customer(
+                uow, identity, customer_id, display_name, utcnow()
+            )
+            return access_pb.RegisterCustomerResponse(customer=convert.customer_proto(customer))
+
+        return self.tx.write(
+            identity, "RegisterCustomer", request, access_pb.RegisterCustomerResponse, work
         )
 
     @rpc

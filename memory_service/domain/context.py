@@ -1,0 +1,232 @@
+"""The context for a new call (SPEC §4): the recent window, what durable memory applies and
+why, overrides beside the defaults they shadow, conflicts surfaced (I12), and what was left
+out and why. Customer memory is used only for references that resolve unambiguously (I7)."""
+
+from __future__ import annotations
+
+import enum
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memory_service.domain import rules
+from memory_service.domain.authorization import AccessPolicy
+from memory_service.domain.errors import NotFound
+from memory_service.domain.model import (
+    Identity,
+    Memory,
+    Message,
+    Override,
+    ParentType,
+    RevisionStatus,
+    ScopeType,
+)
+from memory_service.domain.overrides import OverrideUseCases
+from memory_service.domain.ports import MemoryQuery, UnitOfWork, Visibility
+
+MAX_CONTEXT_MEMORIES = 500
+
+
+class ReferenceStatus(enum.StrEnum):
+    RESOLVED = "RESOLVED"
+    AMBIGUOUS = "AMBIGUOUS"
+    NOT_FOUND = "NOT_FOUND"
+    UNAUTHORIZED = "UNAUTHORIZED"
+
+
+class Applicability(enum.StrEnum):
+    USER = "USER"
+    CUSTOMER = "CUSTOMER"
+    ORGANIZATION = "ORGANIZATION"
+
+
+class ExclusionReason(enum.StrEnum):
+    CANDIDATE = "CANDIDATE"
+    SUPERSEDED = "SUPERSEDED"
+    NOT_YET_EFFECTIVE = "NOT_YET_EFFECTIVE"
+    EXPIRED = "EXPIRED"
+    UNAUTHORIZED_CUSTOMER = "UNAUTHORIZED_CUSTOMER"
+    AMBIGUOUS_REFERENCE = "AMBIGUOUS_REFERENCE"
+    UNKNOWN_CUSTOMER = "UNKNOWN_CUSTOMER"
+
+
+@dataclass(frozen=True)
+class CustomerRef:
+    customer_id: str = ""
+    name: str = ""
+
+    def label(self) -> str:
+        return f"customer id {self.customer_id}" if self.customer_id else f"customer {self.name!r}"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    reference: CustomerRef
+    status: ReferenceStatus
+    customer_id: str = ""
+    candidates: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    conversation_id: str
+    task_id: str
+    instant: datetime
+    customers: list[CustomerRef]
+    window_size: int
+
+
+@dataclass(frozen=True)
+class ShadowedOverride:
+    override: Override
+    shadowed: Memory | None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    key: str
+    key_context: str
+    memories: list[Memory]
+
+
+@dataclass
+class Context:
+    instant: datetime
+    window: list[Message] = field(default_factory=list)
+    memories: list[tuple[Memory, Applicability]] = field(default_factory=list)
+    overrides: list[ShadowedOverride] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    excluded: list[tuple[str, ExclusionReason]] = field(default_factory=list)
+    customers: list[Resolution] = field(default_factory=list)
+    allowed: Visibility = field(default_factory=lambda: Visibility(frozenset(), frozenset()))
+
+
+class ContextBuilder:
+    def __init__(self, policy: AccessPolicy, overrides: OverrideUseCases) -> None:
+        self._policy = policy
+        self._overrides = overrides
+
+    def build(self, uow: UnitOfWork, identity: Identity, request: ContextRequest) -> Context:
+        context = Context(request.instant)
+        if request.conversation_id:
+            conversation = uow.transcript.get_conversation(request.conversation_id)
+            if conversation is None or conversation.owner_user_id != identity.user_id:
+                raise NotFound(f"conversations/{request.conversation_id}")
+            context.window = uow.transcript.recent_messages(
+                request.conversation_id, request.window_size
+            )
+        context.customers = [self._resolve(uow, identity, ref) for ref in request.customers]
+        customer_ids = frozenset(
+            r.customer_id for r in context.customers if r.status is ReferenceStatus.RESOLVED
+        )
+        for resolution in context.customers:
+            reason = {
+                ReferenceStatus.AMBIGUOUS: ExclusionReason.AMBIGUOUS_REFERENCE,
+                ReferenceStatus.NOT_FOUND: ExclusionReason.UNKNOWN_CUSTOMER,
+                ReferenceStatus.UNAUTHORIZED: ExclusionReason.UNAUTHORIZED_CUSTOMER,
+            }.get(resolution.status)
+            if reason is not None:
+                context.excluded.append((resolution.reference.label(), reason))
+        context.allowed = Visibility(frozenset({identity.user_id}), customer_ids)
+        memories = uow.memories.list_after(MemoryQuery(context.allowed), "", MAX_CONTEXT_MEMORIES)
+        applicable: list[Memory] = []
+        for memory in memories:
+            if rules.applicable_revision(memory, request.instant) is not None:
+                applicable.append(memory)
+                context.memories.append((memory, Applicability(memory.scope.type.value)))
+            context.excluded.extend(self._exclusions(memory, request.instant))
+        context.conflicts = self._conflicts(applicable, request.instant)
+        context.overrides = self._active_overrides(uow, identity, request, applicable)
+        return context
+
+    def _resolve(self, uow: UnitOfWork, identity: Identity, ref: CustomerRef) -> Resolution:
+        authorizer = self._policy.authorizer
+        if ref.customer_id:
+            if authorizer.is_allowed(uow, identity, ref.customer_id):
+                return Resolution(ref, ReferenceStatus.RESOLVED, ref.customer_id)
+            return Resolution(ref, ReferenceStatus.UNAUTHORIZED)
+        matches = authorizer.resolve_name(uow, identity, ref.name)
+        if not matches:
+            return Resolution(ref, ReferenceStatus.NOT_FOUND)
+        allowed = tuple(m for m in matches if authorizer.is_allowed(uow, identity, m))
+        if len(matches) > 1:
+            # Partial understanding grants partial authority: none of them is used.
+            return Resolution(ref, ReferenceStatus.AMBIGUOUS, candidates=allowed)
+        if not allowed:
+            return Resolution(ref, ReferenceStatus.UNAUTHORIZED)
+        return Resolution(ref, ReferenceStatus.RESOLVED, matches[0])
+
+    @staticmethod
+    def _exclusions(memory: Memory, instant: datetime) -> list[tuple[str, ExclusionReason]]:
+        excluded = []
+        applicable = rules.applicable_revision(memory, instant)
+        for revision in memory.revisions:
+            if revision is applicable:
+                continue
+            state = rules.state_at(revision, instant)
+            reason = None
+            if state is RevisionStatus.CANDIDATE:
+                reason = ExclusionReason.CANDIDATE
+            elif state is RevisionStatus.SUPERSEDED:
+                reason = ExclusionReason.SUPERSEDED
+            elif state is RevisionStatus.ACTIVE:
+                if revision.valid_from is not None and instant < revision.valid_from:
+                    reason = ExclusionReason.NOT_YET_EFFECTIVE
+                else:
+                    reason = ExclusionReason.EXPIRED
+            if reason is not None:
+                excluded.append((f"memories/{memory.id}/revisions/{revision.number}", reason))
+        return excluded
+
+    @staticmethod
+    def _conflicts(applicable: list[Memory], instant: datetime) -> list[Conflict]:
+        """Same key from different scopes with different values: reported, never resolved."""
+        by_key: dict[tuple[str, str], list[Memory]] = defaultdict(list)
+        for memory in applicable:
+            by_key[(memory.key, memory.key_context)].append(memory)
+        conflicts = []
+        for (key, key_context), group in sorted(by_key.items()):
+            values = set()
+            for memory in group:
+                revision = rules.applicable_revision(memory, instant)
+                if revision is not None:
+                    values.add(rules.normalize_for_match(revision.value))
+            if len(values) > 1:
+                conflicts.append(Conflict(key, key_context, group))
+        return conflicts
+
+    def _active_overrides(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        request: ContextRequest,
+        applicable: list[Memory],
+    ) -> list[ShadowedOverride]:
+        parents = []
+        if request.conversation_id:
+            parents.append((ParentType.CONVERSATION, request.conversation_id))
+        if request.task_id:
+            parents.append((ParentType.TASK, request.task_id))
+        shadowed = []
+        for parent in parents:
+            for override in self._overrides.active(uow, identity, parent, request.instant):
+                default = next(
+                    (
+                        m
+                        for m in applicable
+                        if m.key == override.key
+                        and m.key_context == override.key_context
+                        and m.scope == override.scope
+                    ),
+                    None,
+                )
+                shadowed.append(ShadowedOverride(override, default))
+        return shadowed
+
+
+def scope_selectors(allowed: Visibility) -> list[tuple[str, str]]:
+    """The same scopes as search filters, for recall inside a context."""
+    scopes = [(ScopeType.USER.value, u) for u in sorted(allowed.user_ids or ())]
+    scopes += [(ScopeType.CUSTOMER.value, c) for c in sorted(allowed.customer_ids or ())]
+    scopes.append((ScopeType.ORGANIZATION.value, ""))
+    return scopes

@@ -1,0 +1,130 @@
+"""Overrides: "for now" lives on a conversation or task, expires, and never changes memory (I13)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from memory_service.domain.authorization import AccessPolicy
+from memory_service.domain.errors import InvalidArgument, NotFound
+from memory_service.domain.model import (
+    Identity,
+    Override,
+    ParentType,
+    Scope,
+    ScopeType,
+    new_id,
+)
+from memory_service.domain.ports import UnitOfWork
+
+MAX_OVERRIDE_LIFETIME = timedelta(days=30)
+MIN_TTL_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Expiry:
+    """Exactly one of the three is set."""
+
+    expire_time: datetime | None = None
+    end_of_day_time_zone: str = ""
+    ttl_seconds: int = 0
+
+    def resolve(self, now: datetime, field: str = "expiry") -> datetime:
+        if self.expire_time is not None:
+            if self.expire_time <= now:
+                raise InvalidArgument(f"{field}.expire_time", "must be in the future")
+            if self.expire_time - now > MAX_OVERRIDE_LIFETIME:
+                raise InvalidArgument(f"{field}.expire_time", "must be at most 30 days ahead")
+            return self.expire_time
+        if self.end_of_day_time_zone:
+            try:
+                zone = ZoneInfo(self.end_of_day_time_zone)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise InvalidArgument(
+                    f"{field}.end_of_day_time_zone", "is not an IANA time zone"
+                ) from None
+            local = now.astimezone(zone)
+            midnight = (local + timedelta(days=1)).replace(
+                hour=0, minute=0, second=0, microsecond=0
+            )
+            return midnight.astimezone(now.tzinfo)
+        seconds = self.ttl_seconds
+        if seconds < MIN_TTL_SECONDS or timedelta(seconds=seconds) > MAX_OVERRIDE_LIFETIME:
+            raise InvalidArgument(f"{field}.ttl_seconds", "must be between 60 and 2,592,000")
+        return now + timedelta(seconds=seconds)
+
+
+@dataclass(frozen=True)
+class OverrideDraft:
+    key: str
+    key_context: str
+    scope: Scope
+    value: str
+    evidence_ref: str = ""
+
+
+class OverrideUseCases:
+    def __init__(self, policy: AccessPolicy) -> None:
+        self._policy = policy
+
+    def create(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        parent: tuple[ParentType, str],
+        draft: OverrideDraft,
+        expiry: Expiry,
+        now: datetime,
+    ) -> Override:
+        parent_type, parent_id = parent
+        self.require_parent(uow, identity, parent_type, parent_id)
+        scope = draft.scope
+        if scope.type is ScopeType.USER and not scope.id:
+            scope = Scope(ScopeType.USER, identity.user_id)
+        if not self._policy.can_read(uow, identity, scope) or (
+            scope.type is ScopeType.USER and scope.id != identity.user_id
+        ):
+            raise NotFound(f"{scope.type.value.lower()} scope {scope.id!r}")
+        override = Override(
+            id=new_id(),
+            tenant_id=uow.tenant_id,
+            parent_type=parent_type,
+            parent_id=parent_id,
+            key=draft.key,
+            key_context=draft.key_context,
+            scope=scope,
+            value=draft.value,
+            expire_time=expiry.resolve(now),
+            create_time=now,
+            author_user_id=identity.user_id,
+            evidence_ref=draft.evidence_ref,
+        )
+        uow.overrides.add(override)
+        return override
+
+    def active(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        parent: tuple[ParentType, str],
+        instant: datetime,
+        after_id: str = "",
+        limit: int = 1000,
+    ) -> list[Override]:
+        parent_type, parent_id = parent
+        self.require_parent(uow, identity, parent_type, parent_id)
+        overrides = uow.overrides.active(parent_type, parent_id, instant, after_id, limit)
+        if parent_type is ParentType.TASK and not identity.is_admin:
+            # A task id grants nothing: callers see the task overrides they made themselves.
+            overrides = [o for o in overrides if o.author_user_id == identity.user_id]
+        return overrides
+
+    @staticmethod
+    def require_parent(
+        uow: UnitOfWork, identity: Identity, parent_type: ParentType, parent_id: str
+    ) -> None:
+        if parent_type is ParentType.CONVERSATION:
+            conversation = uow.transcript.get_conversation(parent_id)
+            if conversation is None or conversation.owner_user_id != identity.user_id:
+                raise NotFound(f"conversations/{parent_id}")

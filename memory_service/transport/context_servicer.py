@@ -1,0 +1,147 @@
+"""gRPC servicer for the context service: BuildContext, ProposeMemory and overrides."""
+
+from __future__ import annotations
+
+import grpc
+from crmmem.memory.v1 import context_service_pb2 as ctx_pb
+from crmmem.memory.v1 import context_service_pb2_grpc as ctx_grpc
+from opentelemetry import trace
+
+from memory_service.domain.context import Context, ContextBuilder, scope_selectors
+from memory_service.domain.model import Identity, utcnow
+from memory_service.domain.overrides import OverrideUseCases
+from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.proposals import ProposalUseCases
+from memory_service.domain.recall import RecallResult
+from memory_service.transport import convert
+from memory_service.transport import convert_context as cc
+from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.recall import Recaller, annotate, recalled_protos
+from memory_service.transport.retrieval_client import SearchUnavailable
+from memory_service.transport.runner import Transactions
+from memory_service.transport.servicers import _as_of, _Servicer, rpc
+
+
+class ContextServicer(_Servicer, ctx_grpc.ContextServiceServicer):
+    def __init__(
+        self,
+        authenticator: TokenAuthenticator,
+        transactions: Transactions,
+        builder: ContextBuilder,
+        proposals: ProposalUseCases,
+        overrides: OverrideUseCases,
+        recaller: Recaller,
+    ) -> None:
+        super().__init__(authenticator, transactions)
+        self.builder = builder
+        self.proposals = proposals
+        self.overrides = overrides
+        self.recaller = recaller
+
+    @rpc
+    def BuildContext(
+        self, request: ctx_pb.BuildContextRequest, context: grpc.ServicerContext, identity: Identity
+    ) -> ctx_pb.BuildContextResponse:
+        instant = _as_of(request)
+        query = convert.recall_query(request.query) if request.query.strip() else ""
+        limit = convert.recall_limit(request.recall_limit)
+        context_request = cc.context_request(request, instant)
+        time_remaining = context.time_remaining()
+
+        def work(uow: UnitOfWork) -> tuple[Context, RecallResult | SearchUnavailable | None]:
+            built = self.builder.build(uow, identity, context_request)
+            if not query:
+                return built, None
+            outcome = self.recaller.run(
+                uow,
+                identity,
+                query,
+                limit,
+                instant,
+                time_remaining,
+                within=built.allowed,
+                scopes=scope_selectors(built.allowed),
+            )
+            return built, outcome
+
+        built, outcome = self.tx.read(identity, work)
+        response = cc.context_proto(built)
+        span = trace.get_current_span()
+        span.set_attribute("crmmem.context.memories", len(built.memories))
+        span.set_attribute("crmmem.context.conflicts", len(built.conflicts))
+        span.set_attribute("crmmem.context.excluded", len(built.excluded))
+        if outcome is not None:
+            annotate(outcome)
+            if isinstance(outcome, SearchUnavailable):
+                response.recall_degraded = True
+            else:
+                response.recalled.extend(recalled_protos(outcome, instant))
+        return response
+
+    @rpc
+    def ProposeMemory(
+        self,
+        request: ctx_pb.ProposeMemoryRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> ctx_pb.ProposeMemoryResponse:
+        proposal = cc.proposal(request)
+
+        def work(uow: UnitOfWork) -> ctx_pb.ProposeMemoryResponse:
+            now = utcnow()
+            outcome = self.proposals.propose(uow, identity, proposal, now)
+            trace.get_current_span().set_attribute("crmmem.proposal.decision", outcome.decision)
+            response = ctx_pb.ProposeMemoryResponse(
+                decision=cc.DECISIONS.proto(outcome.decision), reason=outcome.reason
+            )
+            if outcome.memory is not None:
+                response.memory.CopyFrom(convert.memory_proto(outcome.memory, now))
+            if outcome.revision is not None:
+                response.revision.CopyFrom(convert.revision_proto(outcome.revision, now))
+            if outcome.override is not None:
+                response.override.CopyFrom(cc.override_proto(outcome.override))
+            return response
+
+        return self.tx.write(identity, "ProposeMemory", request, ctx_pb.ProposeMemoryResponse, work)
+
+    @rpc
+    def CreateOverride(
+        self,
+        request: ctx_pb.CreateOverrideRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> ctx_pb.CreateOverrideResponse:
+        parent = cc.parse_parent(request.parent)
+        draft = cc.override_draft(request.override)
+        expiry = cc.expiry(request)
+
+        def work(uow: UnitOfWork) -> ctx_pb.CreateOverrideResponse:
+            override = self.overrides.create(uow, identity, parent, draft, expiry, utcnow())
+            return ctx_pb.CreateOverrideResponse(override=cc.override_proto(override))
+
+        return self.tx.write(
+            identity, "CreateOverride", request, ctx_pb.CreateOverrideResponse, work
+        )
+
+    @rpc
+    def ListOverrides(
+        self,
+        request: ctx_pb.ListOverridesRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> ctx_pb.ListOverridesResponse:
+        parent = cc.parse_parent(request.parent)
+        instant = _as_of(request)
+        limit = convert.page_size(request.page_size)
+        after = convert.decode_page_token(request, request.page_token)
+        overrides = self.tx.read(
+            identity,
+            lambda uow: self.overrides.active(
+                uow, identity, parent, instant, str(after[0]) if after else "", limit + 1
+            ),
+        )
+        page = overrides[:limit]
+        token = convert.encode_page_token(request, [page[-1].id]) if len(overrides) > limit else ""
+        return ctx_pb.ListOverridesResponse(
+            overrides=[cc.override_proto(o) for o in page], next_page_token=token
+        )

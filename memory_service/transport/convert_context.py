@@ -1,0 +1,239 @@
+"""Proto <-> domain for the context service: overrides, proposals and BuildContext."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from crmmem.memory.v1 import context_service_pb2 as ctx_pb
+from crmmem.memory.v1 import memory_pb2 as pb
+
+from memory_service.domain import rules
+from memory_service.domain.context import (
+    Applicability,
+    Context,
+    ContextRequest,
+    CustomerRef,
+    ExclusionReason,
+    ReferenceStatus,
+)
+from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.model import Memory, Override, ParentType, Scope
+from memory_service.domain.overrides import Expiry, OverrideDraft
+from memory_service.domain.proposals import Decision, Proposal
+from memory_service.transport import convert
+from memory_service.transport.convert import EnumMap
+
+PARENT_NAME = re.compile(r"^(conversations|tasks)/([A-Za-z0-9._-]{1,128})$")
+MAX_EVIDENCE = 20
+MAX_WINDOW = 100
+DEFAULT_WINDOW = 10
+
+DECISIONS = EnumMap(
+    {
+        Decision.CANDIDATE: ctx_pb.PROPOSAL_DECISION_CANDIDATE,
+        Decision.APPLIED: ctx_pb.PROPOSAL_DECISION_APPLIED,
+        Decision.OVERRIDE: ctx_pb.PROPOSAL_DECISION_OVERRIDE,
+        Decision.REFUSED_SECRET: ctx_pb.PROPOSAL_DECISION_REFUSED_SECRET,
+        Decision.REFUSED_SUBJECT: ctx_pb.PROPOSAL_DECISION_REFUSED_SUBJECT,
+        Decision.REFUSED_STALE: ctx_pb.PROPOSAL_DECISION_REFUSED_STALE,
+        Decision.UNCHANGED: ctx_pb.PROPOSAL_DECISION_UNCHANGED,
+    }
+)
+REFERENCE_STATUSES = EnumMap(
+    {
+        ReferenceStatus.RESOLVED: ctx_pb.REFERENCE_STATUS_RESOLVED,
+        ReferenceStatus.AMBIGUOUS: ctx_pb.REFERENCE_STATUS_AMBIGUOUS,
+        ReferenceStatus.NOT_FOUND: ctx_pb.REFERENCE_STATUS_NOT_FOUND,
+        ReferenceStatus.UNAUTHORIZED: ctx_pb.REFERENCE_STATUS_UNAUTHORIZED,
+    }
+)
+APPLICABILITY = EnumMap(
+    {
+        Applicability.USER: ctx_pb.APPLICABILITY_REASON_USER,
+        Applicability.CUSTOMER: ctx_pb.APPLICABILITY_REASON_CUSTOMER,
+        Applicability.ORGANIZATION: ctx_pb.APPLICABILITY_REASON_ORGANIZATION,
+    }
+)
+EXCLUSIONS = EnumMap(
+    {
+        ExclusionReason.CANDIDATE: ctx_pb.EXCLUSION_REASON_CANDIDATE,
+        ExclusionReason.SUPERSEDED: ctx_pb.EXCLUSION_REASON_SUPERSEDED,
+        ExclusionReason.NOT_YET_EFFECTIVE: ctx_pb.EXCLUSION_REASON_NOT_YET_EFFECTIVE,
+        ExclusionReason.EXPIRED: ctx_pb.EXCLUSION_REASON_EXPIRED,
+        ExclusionReason.UNAUTHORIZED_CUSTOMER: ctx_pb.EXCLUSION_REASON_UNAUTHORIZED_CUSTOMER,
+        ExclusionReason.AMBIGUOUS_REFERENCE: ctx_pb.EXCLUSION_REASON_AMBIGUOUS_REFERENCE,
+        ExclusionReason.UNKNOWN_CUSTOMER: ctx_pb.EXCLUSION_REASON_UNKNOWN_CUSTOMER,
+    }
+)
+
+
+def parse_parent(name: str, field: str = "parent") -> tuple[ParentType, str]:
+    match = PARENT_NAME.match(name)
+    if not match:
+        raise InvalidArgument(field, "must look like conversations/{id} or tasks/{id}")
+    kind = ParentType.CONVERSATION if match.group(1) == "conversations" else ParentType.TASK
+    return kind, match.group(2)
+
+
+def override_scope(scope: pb.Scope, field: str) -> Scope:
+    scope_type = convert.SCOPE_TYPES.required(scope.type, f"{field}.type")
+    return Scope(scope_type, convert.subject_id(scope.id, f"{field}.id", required=False))
+
+
+def override_draft(override: ctx_pb.Override) -> OverrideDraft:
+    value = override.value.strip()
+    if not value:
+        raise InvalidArgument("override.value", "is required")
+    if len(value) > rules.MAX_VALUE_CHARS:
+        raise InvalidArgument("override.value", f"is longer than {rules.MAX_VALUE_CHARS}")
+    return OverrideDraft(
+        key=convert.key_field(override.key, "override.key", required=True),
+        key_context=convert.key_field(override.key_context, "override.key_context", required=False),
+        scope=override_scope(override.scope, "override.scope"),
+        value=value,
+        evidence_ref=override.transcript_message,
+    )
+
+
+def expiry(request: ctx_pb.CreateOverrideRequest) -> Expiry:
+    if not request.HasField("expiry"):
+        raise InvalidArgument("expiry", "is required: overrides always end")
+    which = request.expiry.WhichOneof("expiry")
+    if which == "expire_time":
+        return Expiry(expire_time=convert.to_time(request.expiry, "expire_time", "expiry"))
+    if which == "end_of_day_time_zone":
+        return Expiry(end_of_day_time_zone=request.expiry.end_of_day_time_zone)
+    if which == "ttl_seconds":
+        return Expiry(ttl_seconds=request.expiry.ttl_seconds)
+    raise InvalidArgument("expiry", "set expire_time, end_of_day_time_zone or ttl_seconds")
+
+
+def proposal(request: ctx_pb.ProposeMemoryRequest) -> Proposal:
+    convert.check_request_id(request.request_id)
+    memory = request.memory
+    scope_type = convert.SCOPE_TYPES.required(memory.scope.type, "memory.scope.type")
+    value = request.value.strip()
+    if not value:
+        raise InvalidArgument("value", "is required")
+    if len(value) > rules.MAX_VALUE_CHARS:
+        raise InvalidArgument("value", f"is longer than {rules.MAX_VALUE_CHARS} characters")
+    if not request.evidence_messages:
+        raise InvalidArgument("evidence_messages", "needs at least one transcript message")
+    if len(request.evidence_messages) > MAX_EVIDENCE:
+        raise InvalidArgument("evidence_messages", f"at most {MAX_EVIDENCE}")
+    return Proposal(
+        scope=Scope(
+            scope_type, convert.subject_id(memory.scope.id, "memory.scope.id", required=False)
+        ),
+        key=convert.key_field(memory.key, "memory.key", required=True),
+        key_context=convert.key_field(memory.key_context, "memory.key_context", required=False),
+        kind=convert.KINDS.required(memory.kind, "memory.kind"),
+        value=value,
+        method=convert.METHODS.required(request.method, "method"),
+        evidence=list(request.evidence_messages),
+        valid_from=convert.to_time(request, "valid_from", "valid_from"),
+    )
+
+
+def context_request(request: ctx_pb.BuildContextRequest, instant: datetime) -> ContextRequest:
+    conversation_id = ""
+    if request.conversation:
+        conversation_id = convert.parse_conversation(request.conversation, "conversation")
+    task_id = ""
+    if request.task:
+        kind, task_id = parse_parent(request.task, "task")
+        if kind is not ParentType.TASK:
+            raise InvalidArgument("task", "must look like tasks/{id}")
+    if request.window_size < 0 or request.window_size > MAX_WINDOW:
+        raise InvalidArgument("window_size", f"must be between 0 and {MAX_WINDOW}")
+    customers = []
+    for index, reference in enumerate(request.customers):
+        which = reference.WhichOneof("reference")
+        field = f"customers[{index}]"
+        if which == "customer_id":
+            customers.append(
+                CustomerRef(
+                    customer_id=convert.subject_id(
+                        reference.customer_id, f"{field}.customer_id", required=True
+                    )
+                )
+            )
+        elif which == "name" and reference.name.strip() and len(reference.name) <= 256:
+            customers.append(CustomerRef(name=reference.name.strip()))
+        else:
+            raise InvalidArgument(field, "needs a customer_id or a name (at most 256 characters)")
+    return ContextRequest(
+        conversation_id=conversation_id,
+        task_id=task_id,
+        instant=instant,
+        customers=customers,
+        window_size=request.window_size or DEFAULT_WINDOW,
+    )
+
+
+def override_proto(override: Override) -> ctx_pb.Override:
+    prefix = "conversations" if override.parent_type is ParentType.CONVERSATION else "tasks"
+    out = ctx_pb.Override(
+        name=f"{prefix}/{override.parent_id}/overrides/{override.id}",
+        key=override.key,
+        key_context=override.key_context,
+        scope=pb.Scope(type=convert.SCOPE_TYPES.proto(override.scope.type), id=override.scope.id),
+        value=override.value,
+        author_user_id=override.author_user_id,
+        transcript_message=override.evidence_ref,
+    )
+    convert.set_time(out.expire_time, override.expire_time)
+    convert.set_time(out.create_time, override.create_time)
+    return out
+
+
+def context_proto(context: Context) -> ctx_pb.BuildContextResponse:
+    instant = context.instant
+    out = ctx_pb.BuildContextResponse(
+        recent_messages=[convert.message_proto(m) for m in context.window],
+        memories=[
+            ctx_pb.ContextMemory(
+                memory=convert.memory_proto(memory, instant), reason=APPLICABILITY.proto(reason)
+            )
+            for memory, reason in context.memories
+        ],
+        conflicts=[
+            ctx_pb.Conflict(
+                key=conflict.key,
+                key_context=conflict.key_context,
+                memories=[f"memories/{m.id}" for m in conflict.memories],
+                values=[_value_at(m, instant) for m in conflict.memories],
+            )
+            for conflict in context.conflicts
+        ],
+        excluded=[
+            ctx_pb.Exclusion(subject=subject, reason=EXCLUSIONS.proto(reason))
+            for subject, reason in context.excluded
+        ],
+        customers=[
+            ctx_pb.CustomerResolution(
+                reference=(
+                    ctx_pb.CustomerReference(customer_id=r.reference.customer_id)
+                    if r.reference.customer_id
+                    else ctx_pb.CustomerReference(name=r.reference.name)
+                ),
+                status=REFERENCE_STATUSES.proto(r.status),
+                customer_id=r.customer_id,
+                candidate_ids=list(r.candidates),
+            )
+            for r in context.customers
+        ],
+    )
+    for item in context.overrides:
+        entry = out.overrides.add(override=override_proto(item.override))
+        if item.shadowed is not None:
+            entry.shadowed_memory = f"memories/{item.shadowed.id}"
+            entry.shadowed_value = _value_at(item.shadowed, instant)
+    convert.set_time(out.as_of, instant)
+    return out
+
+
+def _value_at(memory: Memory, instant: datetime) -> str:
+    revision = rules.applicable_revision(memory, instant)
+    return revision.value if revision is not None else ""

@@ -1,0 +1,88 @@
+"""Recall as both RecallMemories and BuildContext use it: search under a deadline, then the
+records decide, inside the caller's read transaction; degraded when search is unavailable."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from crmmem.memory.v1 import memory_service_pb2 as service_pb
+from opentelemetry import metrics, trace
+
+from memory_service.domain.model import Identity
+from memory_service.domain.ports import UnitOfWork, Visibility
+from memory_service.domain.recall import RecallResult, RecallUseCases, ScopeHint
+from memory_service.transport import convert
+from memory_service.transport.retrieval_client import RetrievalClient, SearchUnavailable
+
+CANDIDATE_OVERFETCH = 3
+MAX_CANDIDATES = 100
+tracer = trace.get_tracer("memory_service")
+degraded_counter = metrics.get_meter("memory_service").create_counter(
+    "crmmem.recall.degraded", description="recalls answered without search"
+)
+
+
+class Recaller:
+    def __init__(self, recall: RecallUseCases, search: RetrievalClient | None) -> None:
+        self.recall = recall
+        self.search = search
+
+    def run(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        query: str,
+        limit: int,
+        instant: datetime,
+        time_remaining: float | None,
+        hint: ScopeHint | None = None,
+        within: Visibility | None = None,
+        scopes: list[tuple[str, str]] | None = None,
+    ) -> RecallResult | SearchUnavailable:
+        hint = hint or ScopeHint()
+        if scopes is None:
+            scopes = self.recall.search_scopes(uow, identity, hint)
+        try:
+            if self.search is None:
+                raise SearchUnavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
+            candidates = self.search.search(
+                identity.tenant_id,
+                query,
+                min(limit * CANDIDATE_OVERFETCH, MAX_CANDIDATES),
+                scopes,
+                time_remaining,
+            )
+        except SearchUnavailable as unavailable:
+            return unavailable
+        with tracer.start_as_current_span("recall.validate") as span:
+            result = self.recall.validate(uow, identity, candidates, instant, hint, limit, within)
+            span.set_attribute("crmmem.recall.candidates", len(candidates))
+            span.set_attribute("crmmem.recall.dropped", result.dropped_count)
+        return result
+
+
+def annotate(outcome: RecallResult | SearchUnavailable) -> None:
+    """Degraded and dropped counts on the RPC's span (and a metric), for operators."""
+    span = trace.get_current_span()
+    if isinstance(outcome, SearchUnavailable):
+        span.set_attribute("crmmem.recall.degraded", True)
+        span.set_attribute("crmmem.recall.degraded_reason", outcome.reason)
+        degraded_counter.add(1, {"reason": outcome.reason.split(":")[0]})
+        return
+    span.set_attribute("crmmem.recall.degraded", False)
+    span.set_attribute("crmmem.recall.candidates", outcome.candidate_count)
+    span.set_attribute("crmmem.recall.dropped", outcome.dropped_count)
+
+
+def recalled_protos(result: RecallResult, instant: datetime) -> list[service_pb.RecalledMemory]:
+    return [
+        service_pb.RecalledMemory(memory=convert.memory_proto(m, instant), score=score)
+        for m, score in result.memories
+    ]
+
+
+def dropped_protos(result: RecallResult) -> list[service_pb.DroppedCandidates]:
+    return [
+        service_pb.DroppedCandidates(reason=convert.DROP_REASONS.proto(reason), count=n)
+        for reason, n in sorted(result.dropped.items())
+    ]
