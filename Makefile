@@ -8,7 +8,7 @@ INSTALLED := $(VENV)/.installed
 
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test venv gen lint format unit token quickstart bench clean
+.PHONY: run test venv gen lint format unit token quickstart demo bench clean
 
 run: gen
 	BIN=$(BIN) scripts/run-local.sh
@@ -64,3 +64,7 @@ bench: gen
 # Runs examples/quickstart.py against the service that `make run` started.
 quickstart: gen
 	MEMORY_DEV_MODE=1 $(BIN)/python examples/quickstart.py
+
+# The Mara story against the service that `make run` started.
+demo: gen
+	MEMORY_DEV_MODE=1 $(BIN)/python examples/mara_demo.py
