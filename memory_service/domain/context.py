@@ -209,7 +209,9 @@ class ContextBuilder:
             parents.append((ParentType.TASK, request.task_id))
         shadowed = []
         for parent in parents:
-            for override in self._overrides.active(uow, identity, parent, request.instant):
+            for override in self._overrides.active_unchecked(
+                uow, identity, parent, request.instant
+            ):
                 default = next(
                     (
                         m

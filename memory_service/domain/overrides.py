@@ -114,6 +114,19 @@ class OverrideUseCases:
     ) -> list[Override]:
         parent_type, parent_id = parent
         self.require_parent(uow, identity, parent_type, parent_id)
+        return self.active_unchecked(uow, identity, parent, instant, after_id, limit)
+
+    @staticmethod
+    def active_unchecked(
+        uow: UnitOfWork,
+        identity: Identity,
+        parent: tuple[ParentType, str],
+        instant: datetime,
+        after_id: str = "",
+        limit: int = 1000,
+    ) -> list[Override]:
+        """For callers that already checked the parent (the context builder)."""
+        parent_type, parent_id = parent
         overrides = uow.overrides.active(parent_type, parent_id, instant, after_id, limit)
         if parent_type is ParentType.TASK and not identity.is_admin:
             # A task id grants nothing: callers see the task overrides they made themselves.
