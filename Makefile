@@ -60,6 +60,7 @@ bench: gen
 	$(BIN)/python -m bench.correction_bench
 	$(BIN)/python -m bench.recall_bench
 	$(BIN)/python -m bench.vector_engine_bench
+	$(BIN)/python -m bench.context_bench
 
 # Runs examples/quickstart.py against the service that `make run` started.
 quickstart: gen
