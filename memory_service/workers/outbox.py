@@ -39,7 +39,7 @@ class OutboxWorker:
         units: UnitOfWorkFactory,
         sink: IndexSink,
         poll_seconds: float = 0.1,
-        batch_size: int = 256,
+        batch_size: int = 512,
         lease_seconds: float = 60.0,
     ) -> None:
         self._store = store
@@ -86,8 +86,13 @@ class OutboxWorker:
             for item in items:
                 by_tenant[item.tenant_id].append(item)
             try:
+                documents: list[IndexDocument] = []
                 for tenant_id, tenant_items in by_tenant.items():
-                    self._sync_tenant(tenant_id, tenant_items)
+                    documents.extend(self._sync_tenant(tenant_id, tenant_items))
+                if documents:
+                    # One upsert across tenants: the embedder batches, and each document
+                    # carries its own tenant, so nothing mixes.
+                    self._sink.upsert(documents)
             except Exception as error:
                 span.record_exception(error)
                 log.warning("index write failed, will retry %d items: %s", len(items), error)
@@ -99,7 +104,8 @@ class OutboxWorker:
                 lag_histogram.record((done - max(item.create_time, item.due_time)).total_seconds())
             return len(items)
 
-    def _sync_tenant(self, tenant_id: str, items: list[OutboxItem]) -> None:
+    def _sync_tenant(self, tenant_id: str, items: list[OutboxItem]) -> list[IndexDocument]:
+        """Removes what must not be searchable now; returns the documents to upsert."""
         ids = sorted({item.memory_id for item in items})
         now = utcnow()
         with self._units(tenant_id, write=False) as uow:
@@ -112,7 +118,6 @@ class OutboxWorker:
                 removals.append(memory_id)
             else:
                 documents.append(document)
-        if documents:
-            self._sink.upsert(documents)
         if removals:
             self._sink.delete(tenant_id, removals)
+        return documents

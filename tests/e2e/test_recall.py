@@ -295,3 +295,25 @@ def test_sidecar_killed_recall_degrades_writes_continue_and_outbox_catches_up(
     reply = recall(mara, "shirt colour")
     assert not reply.degraded
     assert "prefers blue shirts" in recalled_values(reply)
+
+
+def test_reindex_rebuilds_a_tenants_index_from_the_records(
+    recall_server: ServerProcess, retrieval_server: ServerProcess, tenant: str
+) -> None:
+    admin = recall_server.client(tenant, "ada", ["admin"])
+    mara = recall_server.client(tenant, "mara")
+    create_pref(mara, "lunch", "vegetarian lunch, no mushrooms")
+    gone = create_pref(mara, "snack", "loves salted almonds")
+    until_recalled(mara, "what does she eat for lunch?", "vegetarian lunch, no mushrooms")
+    delete(mara, gone.name)
+    sidecar(retrieval_server.address).DeleteDocuments(
+        rpb.DeleteDocumentsRequest(tenant_id=tenant, all_of_tenant=True)
+    )
+    assert recall(mara, "what does she eat for lunch?").memories == []
+    with pytest.raises(grpc.RpcError) as error:
+        mara.memories.ReindexMemories(memory_service_pb2.ReindexMemoriesRequest())
+    assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED
+    reply = admin.memories.ReindexMemories(memory_service_pb2.ReindexMemoriesRequest())
+    assert reply.queued_count == 1  # the deleted memory is not brought back
+    until_recalled(mara, "what does she eat for lunch?", "vegetarian lunch, no mushrooms")
+    assert "loves salted almonds" not in recalled_values(recall(mara, "salted almonds snack"))
