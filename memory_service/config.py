@@ -40,6 +40,8 @@ class Settings:
     outbox_worker: bool
     outbox_poll_seconds: float
     apply_user_corrections: bool
+    backup_retention_days: int
+    marker_retention_days: int
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -82,6 +84,8 @@ class Settings:
             outbox_worker=_flag("MEMORY_OUTBOX_WORKER", True),
             outbox_poll_seconds=float(os.environ.get("MEMORY_OUTBOX_POLL_SECONDS", "0.1")),
             apply_user_corrections=_flag("MEMORY_APPLY_USER_CORRECTIONS", False),
+            backup_retention_days=int(os.environ.get("MEMORY_BACKUP_RETENTION_DAYS", "30")),
+            marker_retention_days=int(os.environ.get("MEMORY_DELETION_MARKER_DAYS", "365")),
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memory_service.domain import indexing, rules
 from memory_service.domain.authorization import AccessPolicy, require_admin
@@ -78,6 +78,21 @@ class CreateMemory:
 
 
 @dataclass(frozen=True)
+class DeletionReceipt:
+    """What a deletion removed and what it cannot reach (I9), in words for the user."""
+
+    removed: list[tuple[str, str]]
+    not_reached: list[tuple[str, str]]
+    marker_expire_time: datetime
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    backup_days: int = 30
+    marker_days: int = 365
+
+
+@dataclass(frozen=True)
 class MemoryFilter:
     scope_type: ScopeType | None = None
     scope_id: str = ""
@@ -142,9 +157,15 @@ class EvidenceResolver:
 
 
 class MemoryUseCases:
-    def __init__(self, policy: AccessPolicy, evidence: EvidenceResolver | None = None) -> None:
+    def __init__(
+        self,
+        policy: AccessPolicy,
+        evidence: EvidenceResolver | None = None,
+        retention: RetentionPolicy | None = None,
+    ) -> None:
         self._policy = policy
         self._evidence = evidence or EvidenceResolver()
+        self._retention = retention or RetentionPolicy()
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -350,8 +371,8 @@ class MemoryUseCases:
         memory_id: str,
         expected_version: int | None,
         now: datetime,
-    ) -> tuple[Memory, int]:
-        """Leaves active use and purges text in one transaction; returns the purge count."""
+    ) -> tuple[Memory, DeletionReceipt]:
+        """Leaves active use and purges text in one transaction, and says what that reached."""
         memory = self._visible(uow, identity, memory_id)
         if not self._policy.can_delete(uow, identity, memory.scope):
             raise PermissionDenied("caller may not delete this memory")
@@ -366,7 +387,39 @@ class MemoryUseCases:
         uow.memories.mark_deleted(memory.id, now)
         memory.delete_time = now
         self._schedule_index(uow, memory, now)
-        return memory, len(memory.revisions)
+        return memory, self._receipt(memory, now)
+
+    def _receipt(self, memory: Memory, now: datetime) -> DeletionReceipt:
+        count = len(memory.revisions)
+        backups = now + timedelta(days=self._retention.backup_days)
+        return DeletionReceipt(
+            removed=[
+                ("store", f"the text of {count} revision(s) and their quotes, in this transaction"),
+                (
+                    "search_index",
+                    "removal queued in the same transaction; searches validate against the "
+                    "records meanwhile, so the memory is never recalled again",
+                ),
+                ("caches", "none: the service keeps no cached copies of memory text"),
+                (
+                    "pending_work",
+                    "late proposals and index writes re-check the deletion when they commit",
+                ),
+            ],
+            not_reached=[
+                ("backups", f"database backups until they expire ({backups.date().isoformat()})"),
+                (
+                    "audit_transcript",
+                    "the conversation messages the memory was taken from stay as evidence",
+                ),
+                ("logs", "operational logs carry ids, not memory text"),
+                (
+                    "model_providers",
+                    "contexts already sent to a model provider cannot be withdrawn",
+                ),
+            ],
+            marker_expire_time=now + timedelta(days=self._retention.marker_days),
+        )
 
     def reindex(self, uow: UnitOfWork, identity: Identity, now: datetime) -> int:
         """Queues every live memory of the tenant; the drain rebuilds the index from SQL."""

@@ -683,3 +683,15 @@ class SqlCustomerRepository(TenantScoped):
 
 def _customer(row: Any) -> Customer:
     return Customer(row.tenant_id, row.customer_id, row.display_name, row.create_time)
+
+
+def purge_deletion_markers(session: Session, older_than: datetime) -> int:
+    """Maintenance across tenants: drop deletion markers (no text) past their retention."""
+    expired = select(MemoryRow.id).where(
+        MemoryRow.live.is_(None), MemoryRow.delete_time < older_than
+    )
+    session.execute(delete(RevisionRow).where(RevisionRow.memory_id.in_(expired)))
+    result = session.execute(
+        delete(MemoryRow).where(MemoryRow.live.is_(None), MemoryRow.delete_time < older_than)
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]

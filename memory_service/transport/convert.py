@@ -40,6 +40,7 @@ from memory_service.domain.model import (
 from memory_service.domain.recall import DropReason, ScopeHint
 from memory_service.domain.services import (
     CreateMemory,
+    DeletionReceipt,
     MemoryFilter,
     ProvenanceDraft,
     RevisionDraft,
@@ -185,6 +186,15 @@ def parse_conversation(parent: str, field: str = "parent") -> str:
             field, "must look like conversations/{conversation} with [A-Za-z0-9._-]{1,128}"
         )
     return match.group(1)
+
+
+def export_parent(parent: str, field: str = "parent") -> str | None:
+    """`tenant` (None: the whole tenant) or `users/{user}`."""
+    if parent == "tenant":
+        return None
+    if parent.startswith("users/"):
+        return subject_id(parent.removeprefix("users/"), field, required=True)
+    raise InvalidArgument(field, "must be `tenant` or users/{user}")
 
 
 def parse_grant_name(name: str, field: str = "name") -> tuple[str, str]:
@@ -483,4 +493,13 @@ def customer_proto(customer: Customer) -> access_pb.Customer:
         display_name=customer.display_name,
     )
     set_time(out.create_time, customer.create_time)
+    return out
+
+
+def receipt_proto(receipt: DeletionReceipt) -> service_pb.DeletionReceipt:
+    out = service_pb.DeletionReceipt(
+        removed=[service_pb.DeletionEffect(copy=c, detail=d) for c, d in receipt.removed],
+        not_reached=[service_pb.DeletionEffect(copy=c, detail=d) for c, d in receipt.not_reached],
+    )
+    set_time(out.marker_expire_time, receipt.marker_expire_time)
     return out

@@ -29,9 +29,17 @@ from memory_service.domain.model import utcnow
 from memory_service.domain.overrides import OverrideUseCases
 from memory_service.domain.proposals import ProposalUseCases
 from memory_service.domain.recall import RecallUseCases
-from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
+from memory_service.domain.services import (
+    AccessUseCases,
+    MemoryUseCases,
+    RetentionPolicy,
+    TranscriptUseCases,
+)
 from memory_service.storage import migrate
-from memory_service.storage.repositories import purge_idempotency_keys
+from memory_service.storage.repositories import (
+    purge_deletion_markers,
+    purge_idempotency_keys,
+)
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.context_servicer import ContextServicer
@@ -85,8 +93,11 @@ def build_server(
     ttl = timedelta(hours=settings.idempotency_ttl_hours)
     with units.maintenance() as session:
         purged = purge_idempotency_keys(session, utcnow() - ttl)
-    if purged:
-        log.info("forgot %d request ids older than %s", purged, ttl)
+        markers = purge_deletion_markers(
+            session, utcnow() - timedelta(days=settings.marker_retention_days)
+        )
+    if purged or markers:
+        log.info("forgot %d request ids and %d expired deletion markers", purged, markers)
 
     transactions = Transactions(units, ttl)
     authenticator = TokenAuthenticator(
@@ -113,7 +124,10 @@ def build_server(
                 units.outbox_store(), units, search, poll_seconds=settings.outbox_poll_seconds
             )
     recaller = Recaller(RecallUseCases(policy), search)
-    memory_use_cases = MemoryUseCases(policy)
+    memory_use_cases = MemoryUseCases(
+        policy,
+        retention=RetentionPolicy(settings.backup_retention_days, settings.marker_retention_days),
+    )
     overrides = OverrideUseCases(policy)
     service_grpc.add_MemoryServiceServicer_to_server(
         MemoryServicer(authenticator, transactions, memory_use_cases, recaller), server

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -19,7 +20,8 @@ from opentelemetry import trace
 
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
-from memory_service.domain.model import Identity, utcnow
+from memory_service.domain.export import SCHEMA_ID, ExportUseCases, export_record
+from memory_service.domain.model import Identity, Memory, utcnow
 from memory_service.domain.ports import UnitOfWork
 from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
 from memory_service.transport import convert
@@ -30,6 +32,7 @@ from memory_service.transport.retrieval_client import SearchUnavailable
 from memory_service.transport.runner import Transactions
 
 log = logging.getLogger(__name__)
+EXPORT_PAGE = 500
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
 Handler = Callable[[Any, Req, grpc.ServicerContext, Identity], Resp]
@@ -84,6 +87,7 @@ class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
         super().__init__(authenticator, transactions)
         self.memories = memories
         self.recaller = recaller
+        self.exports = ExportUseCases()
         self.search = recaller.search
 
     @rpc
@@ -250,9 +254,11 @@ class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
 
         def work(uow: UnitOfWork) -> service_pb.DeleteMemoryResponse:
             now = utcnow()
-            memory, purged = self.memories.delete(uow, identity, memory_id, expected, now)
+            memory, receipt = self.memories.delete(uow, identity, memory_id, expected, now)
             return service_pb.DeleteMemoryResponse(
-                memory=convert.memory_proto(memory, now), purged_revision_count=purged
+                memory=convert.memory_proto(memory, now),
+                purged_revision_count=len(memory.revisions),
+                receipt=convert.receipt_proto(receipt),
             )
 
         return self.tx.write(
@@ -283,6 +289,41 @@ class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
         return service_pb.RecallMemoriesResponse(
             memories=recalled_protos(outcome, instant), dropped=dropped_protos(outcome)
         )
+
+    @rpc
+    def ExportMemories(
+        self,
+        request: service_pb.ExportMemoriesRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> Iterator[service_pb.ExportMemoriesResponse]:
+        user_id = convert.export_parent(request.parent)
+        query = self.exports.query(identity, user_id, request.include_deleted)
+
+        def page_after(cursor: str) -> list[Memory]:
+            return self.tx.read(
+                identity, lambda uow: self.exports.page(uow, query, cursor, EXPORT_PAGE)
+            )
+
+        def chunks() -> Iterator[service_pb.ExportMemoriesResponse]:
+            after = ""
+            try:
+                while True:
+                    page = page_after(after)
+                    if not page:
+                        return
+                    yield service_pb.ExportMemoriesResponse(
+                        schema=SCHEMA_ID,
+                        lines=[
+                            json.dumps(export_record(m), ensure_ascii=False, sort_keys=True)
+                            for m in page
+                        ],
+                    )
+                    after = page[-1].id
+            except DomainError as error:
+                context.abort_with_status(to_status(error))
+
+        return chunks()
 
     @rpc
     def ReindexMemories(

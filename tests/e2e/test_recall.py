@@ -14,7 +14,9 @@ from pathlib import Path
 
 import grpc
 import pytest
+from crmmem.memory.v1 import context_service_pb2 as ctx_pb
 from crmmem.memory.v1 import memory_pb2, memory_service_pb2
+from crmmem.memory.v1 import transcript_service_pb2 as tr
 from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
 
@@ -317,3 +319,51 @@ def test_reindex_rebuilds_a_tenants_index_from_the_records(
     assert reply.queued_count == 1  # the deleted memory is not brought back
     until_recalled(mara, "what does she eat for lunch?", "vegetarian lunch, no mushrooms")
     assert "loves salted almonds" not in recalled_values(recall(mara, "salted almonds snack"))
+
+
+def test_a6_delete_while_extraction_is_in_flight(
+    recall_server: ServerProcess, retrieval_server: ServerProcess, tenant: str
+) -> None:
+    """The late job cannot recreate the memory, the next context excludes it, the sidecar no
+    longer returns its id, and the receipt says what was and was not reached (I9, I10)."""
+    mara = recall_server.client(tenant, "mara")
+    said = mara.transcript.AppendMessage(
+        tr.AppendMessageRequest(
+            parent=f"conversations/c-{uuid.uuid4().hex[:6]}",
+            message=tr.Message(speaker=memory_pb2.SPEAKER_USER, text="I prefer aisle seats"),
+        )
+    ).message.name
+    seat = create_pref(mara, "seat", "prefers aisle seats", evidence=said)
+    until_recalled(mara, "which seat does she like on flights?", "prefers aisle seats")
+    # The extraction job read the message before the deletion and commits after it.
+    receipt = delete(mara, seat.name).receipt
+    assert {e.copy for e in receipt.removed} >= {"store", "search_index"}
+    assert {e.copy for e in receipt.not_reached} >= {"backups", "model_providers"}
+    late = mara.context.ProposeMemory(
+        ctx_pb.ProposeMemoryRequest(
+            memory=memory_pb2.Memory(
+                scope=memory_pb2.Scope(type=memory_pb2.SCOPE_TYPE_USER),
+                key="seat",
+                kind=memory_pb2.MEMORY_KIND_PREFERENCE,
+            ),
+            value="prefers aisle seats",
+            method=memory_pb2.PROVENANCE_METHOD_USER_STATEMENT,
+            evidence_messages=[said],
+        )
+    )
+    assert late.decision == ctx_pb.PROPOSAL_DECISION_REFUSED_STALE
+    assert "deleted" in late.reason
+    context = mara.context.BuildContext(ctx_pb.BuildContextRequest())
+    assert all(m.memory.key != "seat" for m in context.memories)
+    eventually(
+        lambda: (
+            memory_id(seat)
+            not in [
+                c.id
+                for c in sidecar(retrieval_server.address)
+                .Search(rpb.SearchRequest(tenant_id=tenant, query="aisle seats", limit=10))
+                .candidates
+            ]
+        ),
+        message="the sidecar still returns the deleted memory",
+    )

@@ -53,14 +53,22 @@ def mint_token(
     return jwt.encode(claims, secret, algorithm="HS256")
 
 
-class _BearerInterceptor(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+class _BearerInterceptor(
+    grpc.UnaryUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
+):
     def __init__(self, token: str) -> None:
         self._token = token
 
-    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+    def _with_token(self, details: Any) -> Any:
         metadata = [*(details.metadata or []), ("authorization", f"Bearer {self._token}")]
-        details = details._replace(metadata=metadata)
-        return continuation(details, request)
+        return details._replace(metadata=metadata)
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._with_token(details), request)
+
+    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._with_token(details), request)
 
 
 @dataclass

@@ -1,0 +1,96 @@
+"""Export as JSON Lines through gRPC, validated against the committed, versioned JSON Schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from crmmem.memory.v1 import memory_service_pb2
+from jsonschema import Draft202012Validator, FormatChecker
+
+from tests.e2e.helpers import (
+    ASSISTANT,
+    ASSISTANT_INFERENCE,
+    confirm,
+    correct,
+    create_memory,
+    create_pref,
+    delete,
+)
+from tests.support.servers import Client, ServerProcess
+
+SCHEMA = json.loads(
+    (Path(__file__).parents[2] / "schemas" / "memory-export.v1.schema.json").read_text()
+)
+VALIDATOR = Draft202012Validator(SCHEMA, format_checker=FormatChecker())
+
+
+def export(client: Client, parent: str, include_deleted: bool = False) -> list[dict[str, Any]]:
+    lines = []
+    for chunk in client.memories.ExportMemories(
+        memory_service_pb2.ExportMemoriesRequest(parent=parent, include_deleted=include_deleted),
+        timeout=30,
+    ):
+        assert chunk.schema == "crmmem.memory-export/v1"
+        lines.extend(chunk.lines)
+    records = [json.loads(line) for line in lines]
+    for record in records:
+        VALIDATOR.validate(record)
+    return records
+
+
+def test_export_carries_revisions_provenance_lineage_and_both_clocks(
+    memory_server: ServerProcess, tenant: str
+) -> None:
+    mara = memory_server.client(tenant, "mara")
+    morning = create_pref(mara, "meeting_time", "prefers morning meetings", key_context="work")
+    correct(mara, morning, "prefers afternoon meetings")
+    suggested = create_memory(
+        mara, "lunch", "likes sushi", speaker=ASSISTANT, method=ASSISTANT_INFERENCE
+    )
+    confirm(mara, suggested.revision.name)
+    gone = create_pref(mara, "snack", "loves almonds")
+    delete(mara, gone.name)
+
+    records = {r["key"]: r for r in export(mara, "users/mara")}
+    assert set(records) == {"meeting_time", "lunch"}
+    meeting = records["meeting_time"]
+    assert meeting["id"] == morning.name.split("/")[1]
+    first, second = meeting["revisions"]
+    assert (first["value"], second["value"]) == (
+        "prefers morning meetings",
+        "prefers afternoon meetings",
+    )
+    assert (first["superseded_by"], second["replaces"]) == (2, 1)
+    assert first["provenance"]["evidence"].startswith("conversations/")
+    assert first["create_time"]
+    assert second["valid_from"]
+    lunch = records["lunch"]["revisions"][0]
+    assert lunch["provenance"]["speaker"] == "ASSISTANT"
+    assert lunch["confirmation"]["user_id"] == "mara"
+
+    with_deleted = {r["key"]: r for r in export(mara, "users/mara", include_deleted=True)}
+    assert with_deleted["snack"]["delete_time"]
+    assert [r["value"] for r in with_deleted["snack"]["revisions"]] == [""]
+
+
+def test_who_may_export_what(memory_server: ServerProcess, tenant: str) -> None:
+    mara = memory_server.client(tenant, "mara")
+    sam = memory_server.client(tenant, "sam")
+    admin = memory_server.client(tenant, "ada", ["admin"])
+    create_pref(mara, "meeting_time", "prefers mornings")
+    create_pref(sam, "meeting_time", "prefers evenings")
+    for caller, parent in ((sam, "users/mara"), (mara, "tenant")):
+        with pytest.raises(grpc.RpcError) as error:
+            export(caller, parent)
+        assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED
+    assert [r["scope"]["id"] for r in export(admin, "users/mara")] == ["mara"]
+    assert sorted(r["scope"]["id"] for r in export(admin, "tenant")) == ["mara", "sam"]
+    stranger = memory_server.client(f"{tenant}-x", "ada", ["admin"])
+    assert export(stranger, "tenant") == []
+    with pytest.raises(grpc.RpcError) as error:
+        export(mara, "everything")
+    assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
