@@ -1,0 +1,207 @@
+"""Parsers for the archive formats an import accepts (SPEC §4):
+
+- a ChatGPT-style `conversations.json` export: conversations whose messages form a tree under
+  `mapping`; only the branch that ends at `current_node` is read (edited messages leave other
+  branches behind);
+- a pasted memory summary written by another assistant: one item per line or paragraph.
+
+Archive text is data: it is returned as items and never interpreted as instructions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from memory_service.domain.model import Speaker
+
+MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
+MAX_ITEM_CHARS = 32_000
+MAX_ITEMS = 200_000
+ROLES = {"user": Speaker.USER, "assistant": Speaker.ASSISTANT, "tool": Speaker.TOOL}
+BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+
+class ArchiveError(ValueError):
+    """The archive is malformed; `location` says where (a JSON path, a line or a byte offset)."""
+
+    def __init__(self, location: str, problem: str) -> None:
+        super().__init__(f"{location}: {problem}")
+        self.location = location
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class ArchiveItem:
+    ordinal: int
+    speaker: Speaker
+    text: str
+    source_time: datetime | None
+    source_ref: str
+    missing_attachments: tuple[str, ...] = ()
+
+
+def decode(data: bytes) -> str:
+    if len(data) > MAX_ARCHIVE_BYTES:
+        raise ArchiveError("archive", f"is larger than {MAX_ARCHIVE_BYTES // (1024 * 1024)} MiB")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ArchiveError(f"byte {error.start}", "is not valid UTF-8") from None
+
+
+def _expect(value: Any, kind: type | tuple[type, ...], path: str) -> Any:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise ArchiveError(path, f"expected {names}, found {type(value).__name__}")
+    return value
+
+
+def _time(value: Any, path: str) -> datetime | None:
+    """Unknown stays unknown: a missing or null time is None, never 'now'."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ArchiveError(path, "expected a number of seconds since 1970 or null")
+    try:
+        return datetime.fromtimestamp(float(value), UTC)
+    except (OverflowError, OSError, ValueError):
+        raise ArchiveError(path, "is not a representable time") from None
+
+
+def _text(text: str, path: str) -> str:
+    if len(text) > MAX_ITEM_CHARS:
+        raise ArchiveError(path, f"holds more than {MAX_ITEM_CHARS} characters")
+    return text
+
+
+def parse_chatgpt(data: bytes) -> list[ArchiveItem]:
+    source = decode(data)
+    try:
+        document = json.loads(source)
+    except json.JSONDecodeError as error:
+        raise ArchiveError(
+            f"line {error.lineno} column {error.colno}", f"invalid JSON ({error.msg})"
+        ) from None
+    except RecursionError:
+        raise ArchiveError("archive", "is nested too deeply") from None
+    conversations = _expect(document, list, "$")
+    items: list[ArchiveItem] = []
+    for index, conversation in enumerate(conversations):
+        items.extend(_conversation(conversation, f"$[{index}]", len(items)))
+        if len(items) > MAX_ITEMS:
+            raise ArchiveError(f"$[{index}]", f"the archive has more than {MAX_ITEMS} messages")
+    return items
+
+
+def _conversation(raw: Any, path: str, first_ordinal: int) -> list[ArchiveItem]:
+    conversation = _expect(raw, dict, path)
+    mapping = _expect(conversation.get("mapping"), dict, f"{path}.mapping")
+    conversation_id = str(conversation.get("conversation_id") or conversation.get("id") or path)
+    current = conversation.get("current_node")
+    if current is None:
+        return []
+    node_id = _expect(current, str, f"{path}.current_node")
+    branch: list[tuple[str, dict[str, Any]]] = []
+    seen: set[str] = set()
+    while node_id is not None:
+        node_path = f"{path}.mapping.{node_id}"
+        if node_id in seen:
+            raise ArchiveError(node_path, "the message tree has a cycle")
+        if node_id not in mapping:
+            raise ArchiveError(node_path, "is referenced but missing")
+        seen.add(node_id)
+        node = _expect(mapping[node_id], dict, node_path)
+        branch.append((node_id, node))
+        parent = node.get("parent")
+        node_id = None if parent is None else _expect(parent, str, f"{node_path}.parent")
+    items: list[ArchiveItem] = []
+    for node_id, node in reversed(branch):
+        item = _message(node.get("message"), f"{path}.mapping.{node_id}.message", conversation_id)
+        if item is not None:
+            speaker, text, when, message_id, missing = item
+            ordinal = first_ordinal + len(items)
+            items.append(
+                ArchiveItem(
+                    ordinal, speaker, text, when, f"{conversation_id}/{message_id}", missing
+                )
+            )
+    return items
+
+
+def _message(
+    raw: Any, path: str, conversation_id: str
+) -> tuple[Speaker, str, datetime | None, str, tuple[str, ...]] | None:
+    if raw is None:
+        return None
+    message = _expect(raw, dict, path)
+    author = _expect(message.get("author", {}), dict, f"{path}.author")
+    role = author.get("role")
+    speaker = ROLES.get(role) if isinstance(role, str) else None
+    if speaker is None:
+        return None  # system and unknown roles carry no statements of the user
+    content = _expect(message.get("content", {}), dict, f"{path}.content")
+    parts = _expect(content.get("parts", []), list, f"{path}.content.parts")
+    texts, missing = [], []
+    for index, part in enumerate(parts):
+        part_path = f"{path}.content.parts[{index}]"
+        if isinstance(part, str):
+            texts.append(_text(part, part_path))
+        elif isinstance(part, dict):
+            missing.append(str(part.get("asset_pointer") or part.get("name") or part_path))
+        elif part is not None:
+            raise ArchiveError(part_path, f"expected text or an asset, found {type(part).__name__}")
+    metadata = message.get("metadata") or {}
+    if isinstance(metadata, dict):
+        for index, attachment in enumerate(metadata.get("attachments") or []):
+            if isinstance(attachment, dict):
+                missing.append(str(attachment.get("name") or attachment.get("id") or index))
+    text = _text("\n".join(t for t in texts if t).strip(), f"{path}.content")
+    if not text and not missing:
+        return None
+    message_id = str(message.get("id") or path.rsplit(".", 2)[-2])
+    return (
+        speaker,
+        text,
+        _time(message.get("create_time"), f"{path}.create_time"),
+        message_id,
+        tuple(missing),
+    )
+
+
+def parse_summary(data: bytes) -> list[ArchiveItem]:
+    """A pasted summary: bullet lines are items; otherwise each paragraph is one."""
+    source = decode(data).replace("\r\n", "\n")
+    lines = source.split("\n")
+    bulleted = any(BULLET.match(line) for line in lines)
+    chunks: list[tuple[int, str]] = []
+    if bulleted:
+        chunks = [
+            (n, BULLET.sub("", line).strip()) for n, line in enumerate(lines, 1) if line.strip()
+        ]
+    else:
+        start, paragraph = 1, list[str]()
+        for n, line in enumerate([*lines, ""], 1):
+            if line.strip():
+                if not paragraph:
+                    start = n
+                paragraph.append(line.strip())
+            elif paragraph:
+                chunks.append((start, " ".join(paragraph)))
+                paragraph = []
+    if len(chunks) > MAX_ITEMS:
+        raise ArchiveError("archive", f"has more than {MAX_ITEMS} items")
+    return [
+        ArchiveItem(
+            ordinal=index,
+            speaker=Speaker.ASSISTANT,  # another assistant wrote the summary, not the user
+            text=_text(text, f"line {line}"),
+            source_time=None,
+            source_ref=f"line-{line}",
+        )
+        for index, (line, text) in enumerate(chunks)
+        if text
+    ]
