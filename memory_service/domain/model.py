@@ -225,3 +225,73 @@ class Customer:
     customer_id: str
     display_name: str
     create_time: datetime
+
+
+class ArchiveFormat(enum.StrEnum):
+    CHATGPT_CONVERSATIONS = "CHATGPT_CONVERSATIONS"
+    MEMORY_SUMMARY = "MEMORY_SUMMARY"
+
+
+class ImportState(enum.StrEnum):
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+
+class ItemOutcome(enum.StrEnum):
+    ACCEPTED = "ACCEPTED"
+    SKIPPED = "SKIPPED"
+    UNRESOLVED = "UNRESOLVED"
+    MISSING_ATTACHMENT = "MISSING_ATTACHMENT"
+
+
+class SkipReason(enum.StrEnum):
+    NONE = "NONE"
+    SECRET = "SECRET"
+    ASSISTANT_AUTHORED = "ASSISTANT_AUTHORED"
+    DUPLICATE = "DUPLICATE"
+    UNSUPPORTED_CONTENT = "UNSUPPORTED_CONTENT"
+
+
+class ItemReview(enum.StrEnum):
+    PENDING = "PENDING"
+    CONFIRMED = "CONFIRMED"
+    REJECTED = "REJECTED"
+    NONE = "NONE"
+
+
+@dataclass
+class ImportBatch:
+    id: str
+    tenant_id: str
+    user_id: str
+    format: ArchiveFormat
+    archive_sha256: str
+    state: ImportState
+    create_time: datetime
+    error: str = ""
+    accepted_count: int = 0
+    skipped_count: int = 0
+    unresolved_count: int = 0
+    missing_count: int = 0
+    complete_time: datetime | None = None
+
+
+@dataclass
+class ImportItem:
+    id: str
+    batch_id: str
+    tenant_id: str
+    user_id: str
+    ordinal: int
+    outcome: ItemOutcome
+    skip_reason: SkipReason
+    speaker: Speaker
+    text: str
+    lineage_hash: str
+    source_time: datetime | None
+    source_ref: str
+    attachment: str = ""
+    review: ItemReview = ItemReview.NONE
+    memory_id: str = ""

@@ -41,6 +41,7 @@ from memory_service.domain.model import (
 from memory_service.domain.ports import MemoryQuery, UnitOfWork
 
 MESSAGE_NAME = re.compile(r"^conversations/([A-Za-z0-9._-]{1,128})/messages/([0-9a-f]{32})$")
+IMPORT_ITEM_NAME = re.compile(r"^importBatches/([0-9a-f]{32})/items/([0-9a-f]{32})$")
 
 
 def memory_name(memory_id: str) -> str:
@@ -111,11 +112,7 @@ class EvidenceResolver:
     ) -> tuple[Provenance, str]:
         """Returns the provenance as stored and the user id of who wrote the evidence."""
         if draft.evidence.type is EvidenceType.IMPORT_ITEM:
-            raise InvalidArgument(
-                f"{field}.import_item",
-                f"{draft.evidence.ref!r} does not resolve to a stored import item",
-                reason="EVIDENCE_NOT_FOUND",
-            )
+            return self._import_item(uow, identity, draft, f"{field}.import_item")
         message = self.message(uow, identity, draft.evidence.ref, f"{field}.transcript_message")
         if draft.speaker is not None and draft.speaker is not message.speaker:
             raise InvalidArgument(
@@ -135,6 +132,45 @@ class EvidenceResolver:
             source_time=draft.source_time or message.create_time,
         )
         return provenance, message.author_user_id
+
+    @staticmethod
+    def _import_item(
+        uow: UnitOfWork, identity: Identity, draft: ProvenanceDraft, field: str
+    ) -> tuple[Provenance, str]:
+        match = IMPORT_ITEM_NAME.match(draft.evidence.ref)
+        item = uow.imports.get_item(match.group(2)) if match else None
+        if (
+            item is None
+            or match is None
+            or item.batch_id != match.group(1)
+            or item.user_id != identity.user_id
+            or not item.text
+        ):
+            raise InvalidArgument(
+                field,
+                f"{draft.evidence.ref!r} does not resolve to a stored import item",
+                reason="EVIDENCE_NOT_FOUND",
+            )
+        if draft.speaker is not None and draft.speaker is not item.speaker:
+            raise InvalidArgument(
+                f"{field.rsplit('.', 1)[0]}.speaker",
+                f"the evidence was said by {item.speaker.value}, not {draft.speaker.value}",
+                reason="SPEAKER_MISMATCH",
+            )
+        if draft.quote and not rules.quote_occurs(draft.quote, item.text):
+            raise InvalidArgument(
+                f"{field.rsplit('.', 1)[0]}.quote",
+                "does not occur in the evidence",
+                reason="QUOTE_NOT_IN_EVIDENCE",
+            )
+        provenance = Provenance(
+            speaker=item.speaker,
+            method=draft.method,
+            evidence=draft.evidence,
+            quote=draft.quote,
+            source_time=draft.source_time or item.source_time,  # unknown stays unknown
+        )
+        return provenance, item.user_id
 
     def message(self, uow: UnitOfWork, identity: Identity, name: str, field: str) -> Message:
         match = MESSAGE_NAME.match(name)

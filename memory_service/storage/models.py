@@ -204,3 +204,54 @@ class CustomerRow(Base):
     create_time: Mapped[datetime] = mapped_column(UtcDateTime)
 
     __table_args__ = (Index("ix_customers_match_name", "tenant_id", "match_name"),)
+
+
+class ImportBatchRow(Base):
+    __tablename__ = "import_batches"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(NAME)
+    user_id: Mapped[str] = mapped_column(NAME)
+    format: Mapped[str] = mapped_column(String(32))
+    archive_sha256: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16))
+    error: Mapped[str] = mapped_column(Text)
+    # The raw archive is kept only until it is parsed: it may hold secrets.
+    archive: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    accepted_count: Mapped[int] = mapped_column(Integer)
+    skipped_count: Mapped[int] = mapped_column(Integer)
+    unresolved_count: Mapped[int] = mapped_column(Integer)
+    missing_count: Mapped[int] = mapped_column(Integer)
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    complete_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+    __table_args__ = (
+        UniqueConstraint(
+            "tenant_id", "user_id", "archive_sha256", name="uq_import_batches_archive"
+        ),
+    )
+
+
+class ImportItemRow(Base):
+    __tablename__ = "import_items"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    batch_id: Mapped[str] = mapped_column(ID)
+    tenant_id: Mapped[str] = mapped_column(NAME)
+    user_id: Mapped[str] = mapped_column(NAME)
+    ordinal: Mapped[int] = mapped_column(Integer)
+    outcome: Mapped[str] = mapped_column(String(24))
+    skip_reason: Mapped[str] = mapped_column(String(24))
+    speaker: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(Text)
+    lineage_hash: Mapped[str] = mapped_column(String(64))
+    source_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    source_ref: Mapped[str] = mapped_column(String(512))
+    attachment: Mapped[str] = mapped_column(String(512))
+    review: Mapped[str] = mapped_column(String(16))
+    memory_id: Mapped[str] = mapped_column(String(32))
+
+    __table_args__ = (
+        Index("ix_import_items_batch", "tenant_id", "batch_id", "ordinal"),
+        Index("ix_import_items_lineage", "tenant_id", "user_id", "lineage_hash"),
+    )

@@ -48,6 +48,8 @@ from memory_service.storage.models import (
     CustomerGrantRow,
     CustomerRow,
     IdempotencyRow,
+    ImportBatchRow,
+    ImportItemRow,
     MemoryRow,
     MessageRow,
     OutboxRow,
@@ -65,6 +67,8 @@ Row = TypeVar(
     IdempotencyRow,
     OverrideRow,
     CustomerRow,
+    ImportBatchRow,
+    ImportItemRow,
 )
 IN_CLAUSE_CHUNK = 500
 

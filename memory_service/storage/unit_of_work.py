@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from memory_service.domain.errors import WriteConflict
+from memory_service.storage.imports import SqlImportRepository
 from memory_service.storage.repositories import (
     SqlCustomerRepository,
     SqlGrantRepository,
@@ -68,6 +69,7 @@ class SqlUnitOfWork:
         self.outbox = SqlOutboxRepository(session, tenant_id)
         self.overrides = SqlOverrideRepository(session, tenant_id)
         self.customers = SqlCustomerRepository(session, tenant_id)
+        self.imports = SqlImportRepository(session, tenant_id)
 
     def commit(self) -> None:
         try:

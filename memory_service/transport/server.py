@@ -12,6 +12,8 @@ from crmmem.memory.v1 import access_service_pb2 as access_pb
 from crmmem.memory.v1 import access_service_pb2_grpc as access_grpc
 from crmmem.memory.v1 import context_service_pb2 as ctx_pb
 from crmmem.memory.v1 import context_service_pb2_grpc as ctx_grpc
+from crmmem.memory.v1 import import_service_pb2 as imp_pb
+from crmmem.memory.v1 import import_service_pb2_grpc as imp_grpc
 from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from crmmem.memory.v1 import memory_service_pb2_grpc as service_grpc
 from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
@@ -25,6 +27,7 @@ from sqlalchemy import Engine
 from memory_service.config import Settings
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
 from memory_service.domain.context import ContextBuilder
+from memory_service.domain.importing.service import ImportUseCases
 from memory_service.domain.model import utcnow
 from memory_service.domain.overrides import OverrideUseCases
 from memory_service.domain.proposals import ProposalUseCases
@@ -43,6 +46,7 @@ from memory_service.storage.repositories import (
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.context_servicer import ContextServicer
+from memory_service.transport.import_servicer import ImportRunner, ImportServicer
 from memory_service.transport.recall import Recaller
 from memory_service.transport.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.transport.runner import Transactions
@@ -53,6 +57,7 @@ log = logging.getLogger(__name__)
 
 SERVICE_NAMES = (
     service_pb.DESCRIPTOR.services_by_name["MemoryService"].full_name,
+    imp_pb.DESCRIPTOR.services_by_name["ImportService"].full_name,
     ctx_pb.DESCRIPTOR.services_by_name["ContextService"].full_name,
     transcript_pb.DESCRIPTOR.services_by_name["TranscriptService"].full_name,
     access_pb.DESCRIPTOR.services_by_name["AccessService"].full_name,
@@ -67,11 +72,13 @@ class RunningServer:
     engine: Engine
     search: RetrievalClient | None
     worker: OutboxWorker | None
+    imports: ImportRunner
 
     def stop(self, grace: float) -> None:
         """Report NOT_SERVING first so balancers drain us, then finish in-flight calls."""
         self.health.enter_graceful_shutdown()
         self.server.stop(grace).wait()
+        self.imports.stop()
         if self.worker is not None:
             self.worker.stop()
         if self.search is not None:
@@ -108,7 +115,8 @@ def build_server(
     server = grpc.server(
         ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="rpc"),
         interceptors=[server_interceptor(tracer_provider=tracer_provider)],
-        options=[("grpc.max_receive_message_length", 8 * 1024 * 1024)],
+        # Archives for import are up to 64 MiB; everything else is far smaller.
+        options=[("grpc.max_receive_message_length", 65 * 1024 * 1024)],
     )
     search = None
     worker = None
@@ -149,6 +157,11 @@ def build_server(
         ),
         server,
     )
+    imports = ImportUseCases(memory_use_cases)
+    import_runner = ImportRunner(units, imports)
+    imp_grpc.add_ImportServiceServicer_to_server(
+        ImportServicer(authenticator, transactions, imports, import_runner), server
+    )
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in ("", *SERVICE_NAMES):
@@ -162,4 +175,5 @@ def build_server(
     server.start()
     if worker is not None:
         worker.start()
-    return RunningServer(server, port, health_servicer, engine, search, worker)
+    import_runner.resume(units)
+    return RunningServer(server, port, health_servicer, engine, search, worker, import_runner)

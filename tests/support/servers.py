@@ -20,6 +20,7 @@ import psycopg
 from crmmem.memory.v1 import (
     access_service_pb2_grpc,
     context_service_pb2_grpc,
+    import_service_pb2_grpc,
     memory_service_pb2_grpc,
     transcript_service_pb2_grpc,
 )
@@ -82,12 +83,14 @@ class Client:
     transcript: transcript_service_pb2_grpc.TranscriptServiceStub = field(init=False)
     access: access_service_pb2_grpc.AccessServiceStub = field(init=False)
     context: context_service_pb2_grpc.ContextServiceStub = field(init=False)
+    imports: import_service_pb2_grpc.ImportServiceStub = field(init=False)
 
     def __post_init__(self) -> None:
         self.memories = memory_service_pb2_grpc.MemoryServiceStub(self.channel)
         self.transcript = transcript_service_pb2_grpc.TranscriptServiceStub(self.channel)
         self.access = access_service_pb2_grpc.AccessServiceStub(self.channel)
         self.context = context_service_pb2_grpc.ContextServiceStub(self.channel)
+        self.imports = import_service_pb2_grpc.ImportServiceStub(self.channel)
 
 
 @dataclass

@@ -1,0 +1,305 @@
+"""Imports as evidence for review (I11). Items are classified, deduplicated by lineage and kept
+for the user; nothing imported is active until the user confirms it, and an item whose lineage
+matches a superseded, rejected or deleted revision cannot become active again."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import replace
+from datetime import datetime
+
+from memory_service.domain import language, rules
+from memory_service.domain.errors import FailedPrecondition, NotFound
+from memory_service.domain.importing.parsers import (
+    ArchiveError,
+    ArchiveItem,
+    parse_chatgpt,
+    parse_summary,
+)
+from memory_service.domain.model import (
+    ArchiveFormat,
+    EvidenceRef,
+    EvidenceType,
+    Identity,
+    ImportBatch,
+    ImportItem,
+    ImportState,
+    ItemOutcome,
+    ItemReview,
+    Memory,
+    MemoryKind,
+    ProvenanceMethod,
+    Revision,
+    RevisionStatus,
+    Scope,
+    ScopeType,
+    SkipReason,
+    Speaker,
+    new_id,
+)
+from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.services import (
+    CreateMemory,
+    MemoryUseCases,
+    ProvenanceDraft,
+    RevisionDraft,
+    memory_name,
+)
+
+INLINE_LIMIT = 256 * 1024
+AMBIGUOUS_SUBJECT = re.compile(
+    r"\b(?:we|they|he|she|our|their|his|her|colleague|boss|manager|team)\b", re.IGNORECASE
+)
+FIRST_PERSON = re.compile(r"\b(?:i|i'm|i am|i've|i'd|my|me|mine)\b", re.IGNORECASE)
+PARSERS = {
+    ArchiveFormat.CHATGPT_CONVERSATIONS: parse_chatgpt,
+    ArchiveFormat.MEMORY_SUMMARY: parse_summary,
+}
+
+
+def lineage_hash(text: str) -> str:
+    return hashlib.sha256(rules.normalize_for_match(text).encode()).hexdigest()
+
+
+def item_name(item: ImportItem) -> str:
+    return f"importBatches/{item.batch_id}/items/{item.id}"
+
+
+def classify(entry: ArchiveItem, summary: bool) -> tuple[ItemOutcome, SkipReason]:
+    """Secrets, assistant suggestions and tool output are skipped; unclear subjects wait."""
+    if language.contains_secret(entry.text):
+        return ItemOutcome.SKIPPED, SkipReason.SECRET
+    if entry.speaker is Speaker.TOOL or not entry.text:
+        return ItemOutcome.SKIPPED, SkipReason.UNSUPPORTED_CONTENT
+    if entry.speaker is Speaker.ASSISTANT and not summary:
+        return ItemOutcome.SKIPPED, SkipReason.ASSISTANT_AUTHORED
+    if summary and entry.text.endswith(":"):
+        return ItemOutcome.SKIPPED, SkipReason.UNSUPPORTED_CONTENT
+    if AMBIGUOUS_SUBJECT.search(entry.text):
+        return ItemOutcome.UNRESOLVED, SkipReason.NONE
+    if summary or FIRST_PERSON.search(entry.text):
+        return ItemOutcome.ACCEPTED, SkipReason.NONE
+    return ItemOutcome.SKIPPED, SkipReason.UNSUPPORTED_CONTENT
+
+
+class ImportUseCases:
+    def __init__(self, memories: MemoryUseCases) -> None:
+        self._memories = memories
+
+    def submit(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        archive_format: ArchiveFormat,
+        archive: bytes,
+        now: datetime,
+    ) -> tuple[ImportBatch, bool]:
+        """Returns the batch and whether this archive had been imported before."""
+        digest = hashlib.sha256(archive).hexdigest()
+        existing = uow.imports.find_batch(identity.user_id, digest)
+        if existing is not None and existing.state is not ImportState.FAILED:
+            return existing, True
+        if existing is not None:
+            uow.imports.remove_batch(existing.id)  # a failed attempt may be retried
+        batch = ImportBatch(
+            new_id(), uow.tenant_id, identity.user_id, archive_format, digest,
+            ImportState.PENDING, now,
+        )  # fmt: skip
+        if len(archive) > INLINE_LIMIT:
+            uow.imports.add_batch(batch, archive)  # parsed in the background
+            return batch, False
+        uow.imports.add_batch(batch, None)
+        self._parse_into(uow, batch, archive, now)
+        return batch, False
+
+    def process(self, uow: UnitOfWork, batch_id: str, now: datetime) -> None:
+        """Background step for large archives."""
+        batch = uow.imports.get_batch(batch_id)
+        archive = uow.imports.archive_of(batch_id)
+        if batch is None or batch.state is not ImportState.PENDING or archive is None:
+            return
+        self._parse_into(uow, batch, archive, now)
+
+    def _parse_into(
+        self, uow: UnitOfWork, batch: ImportBatch, archive: bytes, now: datetime
+    ) -> None:
+        summary = batch.format is ArchiveFormat.MEMORY_SUMMARY
+        try:
+            entries = PARSERS[batch.format](archive)
+        except ArchiveError as error:
+            batch.state, batch.error, batch.complete_time = ImportState.FAILED, str(error), now
+            uow.imports.update_batch(batch)
+            return
+        hashes = [lineage_hash(e.text) for e in entries]
+        known = uow.imports.known_lineage(batch.user_id, hashes)
+        items: list[ImportItem] = []
+        seen: set[str] = set()
+        for entry, digest in zip(entries, hashes, strict=True):
+            outcome, reason = classify(entry, summary)
+            if outcome is not ItemOutcome.SKIPPED and (digest in known or digest in seen):
+                outcome, reason = ItemOutcome.SKIPPED, SkipReason.DUPLICATE
+            seen.add(digest)
+            keep_text = reason is not SkipReason.SECRET  # a secret's text is never stored
+            items.append(
+                ImportItem(
+                    id=new_id(),
+                    batch_id=batch.id,
+                    tenant_id=uow.tenant_id,
+                    user_id=batch.user_id,
+                    ordinal=len(items),
+                    outcome=outcome,
+                    skip_reason=reason,
+                    speaker=entry.speaker,
+                    text=entry.text if keep_text else "",
+                    lineage_hash=digest if keep_text else "",
+                    source_time=entry.source_time,
+                    source_ref=entry.source_ref,
+                    review=(
+                        ItemReview.NONE if outcome is ItemOutcome.SKIPPED else ItemReview.PENDING
+                    ),
+                )
+            )
+            for name in entry.missing_attachments:
+                items.append(
+                    ImportItem(
+                        id=new_id(),
+                        batch_id=batch.id,
+                        tenant_id=uow.tenant_id,
+                        user_id=batch.user_id,
+                        ordinal=len(items),
+                        outcome=ItemOutcome.MISSING_ATTACHMENT,
+                        skip_reason=SkipReason.NONE,
+                        speaker=entry.speaker,
+                        text="",
+                        lineage_hash="",
+                        source_time=entry.source_time,
+                        source_ref=entry.source_ref,
+                        attachment=name,
+                    )
+                )
+        uow.imports.add_items(items)
+        count = {o: sum(1 for i in items if i.outcome is o) for o in ItemOutcome}
+        batch.accepted_count = count[ItemOutcome.ACCEPTED]
+        batch.skipped_count = count[ItemOutcome.SKIPPED]
+        batch.unresolved_count = count[ItemOutcome.UNRESOLVED]
+        batch.missing_count = count[ItemOutcome.MISSING_ATTACHMENT]
+        batch.state, batch.complete_time = ImportState.SUCCEEDED, now
+        uow.imports.update_batch(batch)
+
+    def get(self, uow: UnitOfWork, identity: Identity, batch_id: str) -> ImportBatch:
+        batch = uow.imports.get_batch(batch_id)
+        if batch is None or batch.user_id != identity.user_id:
+            raise NotFound(f"importBatches/{batch_id}")
+        return batch
+
+    def items(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        batch_id: str,
+        outcome: ItemOutcome | None,
+        after_ordinal: int,
+        limit: int,
+    ) -> list[ImportItem]:
+        self.get(uow, identity, batch_id)
+        return uow.imports.list_items(batch_id, outcome, after_ordinal, limit)
+
+    def item(self, uow: UnitOfWork, identity: Identity, item_id: str) -> ImportItem:
+        item = uow.imports.get_item(item_id)
+        if item is None or item.user_id != identity.user_id:
+            raise NotFound(f"importBatches/-/items/{item_id}")
+        return item
+
+    def confirm(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        item_id: str,
+        key: str,
+        key_context: str,
+        kind: MemoryKind,
+        value: str,
+        now: datetime,
+    ) -> tuple[ImportItem, Memory, Revision]:
+        item = self.item(uow, identity, item_id)
+        if item.review is not ItemReview.PENDING:
+            raise FailedPrecondition(
+                f"the item is {item.review.value.lower()}, not waiting for review",
+                reason="NOT_CANDIDATE",
+            )
+        scope = Scope(ScopeType.USER, identity.user_id)
+        value = value or item.text
+        existing = uow.memories.find_live(scope, key, key_context)
+        self._refuse_stale_lineage(uow, scope, key, key_context, existing, item, value, now)
+        draft = RevisionDraft(
+            value,
+            None,
+            None,
+            ProvenanceDraft(
+                None,
+                ProvenanceMethod.IMPORT,
+                EvidenceRef(EvidenceType.IMPORT_ITEM, item_name(item)),
+            ),
+        )
+        if existing is None:
+            memory, revision = self._memories.create(
+                uow, identity, CreateMemory(scope, key, key_context, kind, draft), now
+            )
+        else:
+            memory, revision = self._memories.correct(
+                uow, identity, existing.id, existing.version, draft, now
+            )
+        memory, revision = self._memories.confirm(
+            uow, identity, memory.id, revision.number, None, "", now
+        )
+        confirmed = replace(item, review=ItemReview.CONFIRMED, memory_id=memory.id)
+        uow.imports.update_item(confirmed)
+        return confirmed, memory, revision
+
+    @staticmethod
+    def _refuse_stale_lineage(
+        uow: UnitOfWork,
+        scope: Scope,
+        key: str,
+        key_context: str,
+        existing: Memory | None,
+        item: ImportItem,
+        value: str,
+        now: datetime,
+    ) -> None:
+        """An old archive cannot bring back what was corrected or deleted (A3, I11)."""
+        deleted_at = uow.memories.last_deletion(scope, key, key_context)
+        if deleted_at is not None and (item.source_time is None or item.source_time <= deleted_at):
+            raise FailedPrecondition(
+                "this memory was deleted; an imported item cannot recreate it",
+                reason="LINEAGE_SUPERSEDED",
+            )
+        if existing is None:
+            return
+        normalized = rules.normalize_for_match(value)
+        for revision in existing.revisions:
+            state = rules.state_at(revision, now)
+            if state in (RevisionStatus.SUPERSEDED, RevisionStatus.REJECTED) and (
+                rules.normalize_for_match(revision.value) == normalized
+            ):
+                raise FailedPrecondition(
+                    f"revision {revision.number} with this value was {state.value.lower()}; "
+                    "an imported item cannot make it active again",
+                    reason="LINEAGE_SUPERSEDED",
+                )
+
+    def reject(self, uow: UnitOfWork, identity: Identity, item_id: str) -> ImportItem:
+        item = self.item(uow, identity, item_id)
+        if item.review is not ItemReview.PENDING:
+            raise FailedPrecondition(
+                f"the item is {item.review.value.lower()}, not waiting for review",
+                reason="NOT_CANDIDATE",
+            )
+        rejected = replace(item, review=ItemReview.REJECTED)
+        uow.imports.update_item(rejected)
+        return rejected
+
+
+def import_item_memory_name(item: ImportItem) -> str:
+    return memory_name(item.memory_id) if item.memory_id else ""

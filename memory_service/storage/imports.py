@@ -1,0 +1,198 @@
+"""Import batches and items, tenant-scoped like every other repository."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
+
+from memory_service.domain.model import (
+    ArchiveFormat,
+    ImportBatch,
+    ImportItem,
+    ImportState,
+    ItemOutcome,
+    ItemReview,
+    SkipReason,
+    Speaker,
+)
+from memory_service.domain.ports import chunks
+from memory_service.storage.models import ImportBatchRow, ImportItemRow
+from memory_service.storage.repositories import IN_CLAUSE_CHUNK, TenantScoped
+
+
+class SqlImportRepository(TenantScoped):
+    def find_batch(self, user_id: str, archive_sha256: str) -> ImportBatch | None:
+        row = self._session.execute(
+            self._select(ImportBatchRow).where(
+                ImportBatchRow.user_id == user_id,
+                ImportBatchRow.archive_sha256 == archive_sha256,
+            )
+        ).first()
+        return None if row is None else _batch(row)
+
+    def get_batch(self, batch_id: str) -> ImportBatch | None:
+        row = self._session.execute(
+            self._select(ImportBatchRow).where(ImportBatchRow.id == batch_id)
+        ).first()
+        return None if row is None else _batch(row)
+
+    def add_batch(self, batch: ImportBatch, archive: bytes | None) -> None:
+        self._insert(ImportBatchRow(archive=archive, **_batch_columns(batch, self._tenant_id)))
+
+    def remove_batch(self, batch_id: str) -> None:
+        self._session.execute(
+            delete(ImportItemRow).where(
+                ImportItemRow.tenant_id == self._tenant_id, ImportItemRow.batch_id == batch_id
+            )
+        )
+        self._session.execute(
+            delete(ImportBatchRow).where(
+                ImportBatchRow.tenant_id == self._tenant_id, ImportBatchRow.id == batch_id
+            )
+        )
+
+    def update_batch(self, batch: ImportBatch) -> None:
+        columns = _batch_columns(batch, self._tenant_id)
+        self._session.execute(
+            update(ImportBatchRow)
+            .where(ImportBatchRow.tenant_id == self._tenant_id, ImportBatchRow.id == batch.id)
+            .values(archive=None, **columns)
+            .execution_options(synchronize_session=False)
+        )
+
+    def archive_of(self, batch_id: str) -> bytes | None:
+        row = self._session.execute(
+            self._select(ImportBatchRow, ImportBatchRow.archive).where(
+                ImportBatchRow.id == batch_id
+            )
+        ).first()
+        return None if row is None else row.archive
+
+    def add_items(self, items: list[ImportItem]) -> None:
+        for item in items:
+            self._session.add(ImportItemRow(**_item_columns(item, self._tenant_id)))
+        self._session.flush()
+
+    def get_item(self, item_id: str) -> ImportItem | None:
+        row = self._session.execute(
+            self._select(ImportItemRow).where(ImportItemRow.id == item_id)
+        ).first()
+        return None if row is None else _item(row)
+
+    def update_item(self, item: ImportItem) -> None:
+        self._session.execute(
+            update(ImportItemRow)
+            .where(ImportItemRow.tenant_id == self._tenant_id, ImportItemRow.id == item.id)
+            .values(review=item.review.value, memory_id=item.memory_id)
+            .execution_options(synchronize_session=False)
+        )
+
+    def list_items(
+        self, batch_id: str, outcome: ItemOutcome | None, after_ordinal: int, limit: int
+    ) -> list[ImportItem]:
+        statement = self._select(ImportItemRow).where(
+            ImportItemRow.batch_id == batch_id, ImportItemRow.ordinal > after_ordinal
+        )
+        if outcome is not None:
+            statement = statement.where(ImportItemRow.outcome == outcome.value)
+        rows = self._session.execute(statement.order_by(ImportItemRow.ordinal).limit(limit))
+        return [_item(row) for row in rows]
+
+    def known_lineage(self, user_id: str, hashes: list[str]) -> set[str]:
+        known: set[str] = set()
+        for part in chunks(sorted(set(hashes)), IN_CLAUSE_CHUNK):
+            rows = self._session.execute(
+                self._select(ImportItemRow, ImportItemRow.lineage_hash).where(
+                    ImportItemRow.user_id == user_id, ImportItemRow.lineage_hash.in_(part)
+                )
+            )
+            known.update(row.lineage_hash for row in rows)
+        return known
+
+
+def _batch_columns(batch: ImportBatch, tenant_id: str) -> dict[str, Any]:
+    return {
+        "id": batch.id,
+        "tenant_id": tenant_id,
+        "user_id": batch.user_id,
+        "format": batch.format.value,
+        "archive_sha256": batch.archive_sha256,
+        "state": batch.state.value,
+        "error": batch.error,
+        "accepted_count": batch.accepted_count,
+        "skipped_count": batch.skipped_count,
+        "unresolved_count": batch.unresolved_count,
+        "missing_count": batch.missing_count,
+        "create_time": batch.create_time,
+        "complete_time": batch.complete_time,
+    }
+
+
+def _batch(row: Any) -> ImportBatch:
+    return ImportBatch(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        user_id=row.user_id,
+        format=ArchiveFormat(row.format),
+        archive_sha256=row.archive_sha256,
+        state=ImportState(row.state),
+        create_time=row.create_time,
+        error=row.error,
+        accepted_count=row.accepted_count,
+        skipped_count=row.skipped_count,
+        unresolved_count=row.unresolved_count,
+        missing_count=row.missing_count,
+        complete_time=row.complete_time,
+    )
+
+
+def _item_columns(item: ImportItem, tenant_id: str) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "batch_id": item.batch_id,
+        "tenant_id": tenant_id,
+        "user_id": item.user_id,
+        "ordinal": item.ordinal,
+        "outcome": item.outcome.value,
+        "skip_reason": item.skip_reason.value,
+        "speaker": item.speaker.value,
+        "text": item.text,
+        "lineage_hash": item.lineage_hash,
+        "source_time": item.source_time,
+        "source_ref": item.source_ref[:512],
+        "attachment": item.attachment[:512],
+        "review": item.review.value,
+        "memory_id": item.memory_id,
+    }
+
+
+def _item(row: Any) -> ImportItem:
+    return ImportItem(
+        id=row.id,
+        batch_id=row.batch_id,
+        tenant_id=row.tenant_id,
+        user_id=row.user_id,
+        ordinal=row.ordinal,
+        outcome=ItemOutcome(row.outcome),
+        skip_reason=SkipReason(row.skip_reason),
+        speaker=Speaker(row.speaker),
+        text=row.text,
+        lineage_hash=row.lineage_hash,
+        source_time=row.source_time,
+        source_ref=row.source_ref,
+        attachment=row.attachment,
+        review=ItemReview(row.review),
+        memory_id=row.memory_id,
+    )
+
+
+def pending_batches(session: Session) -> list[tuple[str, str]]:
+    """(tenant, batch) of archives waiting to be parsed, across tenants, for the runner."""
+    rows = session.execute(
+        select(ImportBatchRow.tenant_id, ImportBatchRow.id)
+        .where(ImportBatchRow.state == ImportState.PENDING.value)
+        .order_by(ImportBatchRow.create_time)
+    )
+    return [(row.tenant_id, row.id) for row in rows]

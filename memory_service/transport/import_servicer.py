@@ -1,0 +1,286 @@
+"""gRPC servicer for imports, and the background runner that parses large archives."""
+
+from __future__ import annotations
+
+import logging
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+from crmmem.memory.v1 import import_service_pb2 as imp_pb
+from crmmem.memory.v1 import import_service_pb2_grpc as imp_grpc
+
+from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.importing.parsers import MAX_ARCHIVE_BYTES
+from memory_service.domain.importing.service import ImportUseCases, item_name
+from memory_service.domain.model import (
+    ArchiveFormat,
+    Identity,
+    ImportBatch,
+    ImportItem,
+    ImportState,
+    ItemOutcome,
+    ItemReview,
+    SkipReason,
+    utcnow,
+)
+from memory_service.domain.ports import UnitOfWork, UnitOfWorkFactory
+from memory_service.storage.imports import pending_batches
+from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.transport import convert
+from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.convert import EnumMap
+from memory_service.transport.runner import Transactions
+from memory_service.transport.servicers import _Servicer, rpc
+
+log = logging.getLogger(__name__)
+BATCH_NAME = re.compile(r"^importBatches/([0-9a-f]{32})$")
+ITEM_NAME = re.compile(r"^importBatches/([0-9a-f]{32})/items/([0-9a-f]{32})$")
+
+FORMATS = EnumMap(
+    {
+        ArchiveFormat.CHATGPT_CONVERSATIONS: imp_pb.ARCHIVE_FORMAT_CHATGPT_CONVERSATIONS,
+        ArchiveFormat.MEMORY_SUMMARY: imp_pb.ARCHIVE_FORMAT_MEMORY_SUMMARY,
+    }
+)
+STATES = EnumMap(
+    {
+        ImportState.PENDING: imp_pb.IMPORT_STATE_PENDING,
+        ImportState.RUNNING: imp_pb.IMPORT_STATE_RUNNING,
+        ImportState.SUCCEEDED: imp_pb.IMPORT_STATE_SUCCEEDED,
+        ImportState.FAILED: imp_pb.IMPORT_STATE_FAILED,
+    }
+)
+OUTCOMES = EnumMap(
+    {
+        ItemOutcome.ACCEPTED: imp_pb.ITEM_OUTCOME_ACCEPTED,
+        ItemOutcome.SKIPPED: imp_pb.ITEM_OUTCOME_SKIPPED,
+        ItemOutcome.UNRESOLVED: imp_pb.ITEM_OUTCOME_UNRESOLVED,
+        ItemOutcome.MISSING_ATTACHMENT: imp_pb.ITEM_OUTCOME_MISSING_ATTACHMENT,
+    }
+)
+SKIPS = EnumMap(
+    {
+        SkipReason.SECRET: imp_pb.SKIP_REASON_SECRET,
+        SkipReason.ASSISTANT_AUTHORED: imp_pb.SKIP_REASON_ASSISTANT_AUTHORED,
+        SkipReason.DUPLICATE: imp_pb.SKIP_REASON_DUPLICATE,
+        SkipReason.UNSUPPORTED_CONTENT: imp_pb.SKIP_REASON_UNSUPPORTED_CONTENT,
+    }
+)
+REVIEWS = EnumMap(
+    {
+        ItemReview.PENDING: imp_pb.ITEM_REVIEW_PENDING,
+        ItemReview.CONFIRMED: imp_pb.ITEM_REVIEW_CONFIRMED,
+        ItemReview.REJECTED: imp_pb.ITEM_REVIEW_REJECTED,
+        ItemReview.NONE: imp_pb.ITEM_REVIEW_NONE,
+    }
+)
+
+
+def batch_proto(batch: ImportBatch) -> imp_pb.ImportBatch:
+    out = imp_pb.ImportBatch(
+        name=f"importBatches/{batch.id}",
+        format=FORMATS.proto(batch.format),
+        state=STATES.proto(batch.state),
+        archive_sha256=batch.archive_sha256,
+        error=batch.error,
+        accepted_count=batch.accepted_count,
+        skipped_count=batch.skipped_count,
+        unresolved_count=batch.unresolved_count,
+        missing_attachment_count=batch.missing_count,
+    )
+    convert.set_time(out.create_time, batch.create_time)
+    convert.set_time(out.complete_time, batch.complete_time)
+    return out
+
+
+def item_proto(item: ImportItem) -> imp_pb.ImportItem:
+    out = imp_pb.ImportItem(
+        name=item_name(item),
+        ordinal=item.ordinal,
+        outcome=OUTCOMES.proto(item.outcome),
+        skip_reason=(
+            SKIPS.proto(item.skip_reason)
+            if item.skip_reason is not SkipReason.NONE
+            else imp_pb.SKIP_REASON_UNSPECIFIED
+        ),
+        speaker=convert.SPEAKERS.proto(item.speaker),
+        text=item.text,
+        source_ref=item.source_ref,
+        attachment=item.attachment,
+        review=REVIEWS.proto(item.review),
+        memory=f"memories/{item.memory_id}" if item.memory_id else "",
+    )
+    convert.set_time(out.source_time, item.source_time)
+    return out
+
+
+def parse_batch(name: str, field: str = "name") -> str:
+    match = BATCH_NAME.match(name)
+    if not match:
+        raise InvalidArgument(field, "must look like importBatches/{batch}")
+    return match.group(1)
+
+
+def parse_item(name: str, field: str = "name") -> str:
+    match = ITEM_NAME.match(name)
+    if not match:
+        raise InvalidArgument(field, "must look like importBatches/{batch}/items/{item}")
+    return match.group(2)
+
+
+class ImportRunner:
+    """Parses large archives off the request path; PENDING batches survive restarts."""
+
+    def __init__(self, units: UnitOfWorkFactory, imports: ImportUseCases) -> None:
+        self._units = units
+        self._imports = imports
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import")
+
+    def submit(self, tenant_id: str, batch_id: str) -> None:
+        self._pool.submit(self._process, tenant_id, batch_id)
+
+    def resume(self, units: SqlUnitOfWorkFactory) -> None:
+        with units.maintenance() as session:
+            waiting = pending_batches(session)
+        for tenant_id, batch_id in waiting:
+            self.submit(tenant_id, batch_id)
+
+    def _process(self, tenant_id: str, batch_id: str) -> None:
+        try:
+            with self._units(tenant_id, write=True) as uow:
+                self._imports.process(uow, batch_id, utcnow())
+                uow.commit()
+        except Exception:
+            log.exception("import batch %s failed to process", batch_id)
+
+    def stop(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=False)
+
+
+class ImportServicer(_Servicer, imp_grpc.ImportServiceServicer):
+    def __init__(
+        self,
+        authenticator: TokenAuthenticator,
+        transactions: Transactions,
+        imports: ImportUseCases,
+        runner: ImportRunner,
+    ) -> None:
+        super().__init__(authenticator, transactions)
+        self.imports = imports
+        self.runner = runner
+
+    @rpc
+    def CreateImportBatch(
+        self,
+        request: imp_pb.CreateImportBatchRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> imp_pb.CreateImportBatchResponse:
+        archive_format = FORMATS.required(request.format, "format")
+        if not request.archive:
+            raise InvalidArgument("archive", "is required")
+        if len(request.archive) > MAX_ARCHIVE_BYTES:
+            raise InvalidArgument("archive", "is larger than 64 MiB")
+
+        def work(uow: UnitOfWork) -> imp_pb.CreateImportBatchResponse:
+            batch, again = self.imports.submit(
+                uow, identity, archive_format, request.archive, utcnow()
+            )
+            return imp_pb.CreateImportBatchResponse(
+                batch=batch_proto(batch), already_imported=again
+            )
+
+        response = self.tx.write(
+            identity, "CreateImportBatch", request, imp_pb.CreateImportBatchResponse, work
+        )
+        if response.batch.state == imp_pb.IMPORT_STATE_PENDING:
+            self.runner.submit(identity.tenant_id, parse_batch(response.batch.name))
+        return response
+
+    @rpc
+    def GetImportBatch(
+        self,
+        request: imp_pb.GetImportBatchRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> imp_pb.GetImportBatchResponse:
+        batch_id = parse_batch(request.name)
+        batch = self.tx.read(identity, lambda uow: self.imports.get(uow, identity, batch_id))
+        return imp_pb.GetImportBatchResponse(batch=batch_proto(batch))
+
+    @rpc
+    def ListImportItems(
+        self,
+        request: imp_pb.ListImportItemsRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> imp_pb.ListImportItemsResponse:
+        batch_id = parse_batch(request.parent, "parent")
+        outcome = OUTCOMES.optional(request.outcome, "outcome")
+        limit = convert.page_size(request.page_size)
+        after = convert.decode_page_token(request, request.page_token)
+        after_ordinal = int(after[0]) if after else -1
+        items = self.tx.read(
+            identity,
+            lambda uow: self.imports.items(
+                uow, identity, batch_id, outcome, after_ordinal, limit + 1
+            ),
+        )
+        page = items[:limit]
+        token = convert.encode_page_token(request, [page[-1].ordinal]) if len(items) > limit else ""
+        return imp_pb.ListImportItemsResponse(
+            items=[item_proto(i) for i in page], next_page_token=token
+        )
+
+    @rpc
+    def ConfirmImportItem(
+        self,
+        request: imp_pb.ConfirmImportItemRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> imp_pb.ConfirmImportItemResponse:
+        item_id = parse_item(request.name)
+        memory = request.memory
+        scope_type = convert.SCOPE_TYPES.optional(memory.scope.type, "memory.scope.type")
+        if scope_type is not None and scope_type.value != "USER":
+            raise InvalidArgument("memory.scope.type", "imports confirm into user memory only")
+        key = convert.key_field(memory.key, "memory.key", required=True)
+        key_context = convert.key_field(memory.key_context, "memory.key_context", required=False)
+        kind = convert.KINDS.required(memory.kind, "memory.kind")
+        value = request.value.strip()
+        if len(value) > 4000:
+            raise InvalidArgument("value", "is longer than 4000 characters")
+
+        def work(uow: UnitOfWork) -> imp_pb.ConfirmImportItemResponse:
+            now = utcnow()
+            item, confirmed, revision = self.imports.confirm(
+                uow, identity, item_id, key, key_context, kind, value, now
+            )
+            return imp_pb.ConfirmImportItemResponse(
+                item=item_proto(item),
+                memory=convert.memory_proto(confirmed, now),
+                revision=convert.revision_proto(revision, now),
+            )
+
+        return self.tx.write(
+            identity, "ConfirmImportItem", request, imp_pb.ConfirmImportItemResponse, work
+        )
+
+    @rpc
+    def RejectImportItem(
+        self,
+        request: imp_pb.RejectImportItemRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> imp_pb.RejectImportItemResponse:
+        item_id = parse_item(request.name)
+
+        def work(uow: UnitOfWork) -> imp_pb.RejectImportItemResponse:
+            return imp_pb.RejectImportItemResponse(
+                item=item_proto(self.imports.reject(uow, identity, item_id))
+            )
+
+        return self.tx.write(
+            identity, "RejectImportItem", request, imp_pb.RejectImportItemResponse, work
+        )
