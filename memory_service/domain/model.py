@@ -230,6 +230,7 @@ class Customer:
 class ArchiveFormat(enum.StrEnum):
     CHATGPT_CONVERSATIONS = "CHATGPT_CONVERSATIONS"
     MEMORY_SUMMARY = "MEMORY_SUMMARY"
+    CRMMEM_EXPORT = "CRMMEM_EXPORT"
 
 
 class ImportState(enum.StrEnum):

@@ -147,9 +147,10 @@ class SqlMemoryRepository(TenantScoped):
                 key_context=memory.key_context,
                 kind=memory.kind.value,
                 version=memory.version,
-                live=True,
+                live=None if memory.deleted else True,
                 create_time=memory.create_time,
                 update_time=memory.update_time,
+                delete_time=memory.delete_time,
             )
         )
         for revision in memory.revisions:

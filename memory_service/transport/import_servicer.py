@@ -41,6 +41,7 @@ FORMATS = EnumMap(
     {
         ArchiveFormat.CHATGPT_CONVERSATIONS: imp_pb.ARCHIVE_FORMAT_CHATGPT_CONVERSATIONS,
         ArchiveFormat.MEMORY_SUMMARY: imp_pb.ARCHIVE_FORMAT_MEMORY_SUMMARY,
+        ArchiveFormat.CRMMEM_EXPORT: imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT,
     }
 )
 STATES = EnumMap(

@@ -8,17 +8,21 @@ from typing import Any
 
 import grpc
 import pytest
+from crmmem.memory.v1 import context_service_pb2 as ctx_pb
+from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import memory_service_pb2
 from jsonschema import Draft202012Validator, FormatChecker
 
 from tests.e2e.helpers import (
     ASSISTANT,
     ASSISTANT_INFERENCE,
+    SCOPE_ORG,
     confirm,
     correct,
     create_memory,
     create_pref,
     delete,
+    next_monday,
 )
 from tests.support.servers import Client, ServerProcess
 
@@ -26,6 +30,7 @@ SCHEMA = json.loads(
     (Path(__file__).parents[2] / "schemas" / "memory-export.v1.schema.json").read_text()
 )
 VALIDATOR = Draft202012Validator(SCHEMA, format_checker=FormatChecker())
+RESTORE = imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT
 
 
 def export(client: Client, parent: str, include_deleted: bool = False) -> list[dict[str, Any]]:
@@ -94,3 +99,55 @@ def test_who_may_export_what(memory_server: ServerProcess, tenant: str) -> None:
     with pytest.raises(grpc.RpcError) as error:
         export(mara, "everything")
     assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_a13_export_then_import_into_a_clean_store_round_trips(
+    memory_server: ServerProcess, fresh_memory_server: ServerProcess, tenant: str
+) -> None:
+    mara = memory_server.client(tenant, "mara")
+    admin = memory_server.client(tenant, "ada", ["admin"])
+    morning = create_pref(mara, "meeting_time", "prefers morning meetings", key_context="work")
+    correct(mara, morning, "prefers afternoon meetings", valid_from=next_monday())
+    suggested = create_memory(
+        mara, "lunch", "likes sushi", speaker=ASSISTANT, method=ASSISTANT_INFERENCE
+    )
+    confirm(mara, suggested.revision.name)
+    create_memory(mara, "drink", "maybe likes tea", speaker=ASSISTANT, method=ASSISTANT_INFERENCE)
+    create_memory(admin, "holidays", "office closed on Fridays in August", scope_type=SCOPE_ORG)
+    gone = create_pref(mara, "snack", "loves almonds")
+    delete(mara, gone.name)
+    exported = export(admin, "tenant", include_deleted=True)
+    archive = "\n".join(json.dumps(r) for r in exported).encode()
+
+    new_admin = fresh_memory_server.client(tenant, "ada", ["admin"])
+    with pytest.raises(grpc.RpcError) as error:
+        fresh_memory_server.client(tenant, "mara").imports.CreateImportBatch(
+            imp_pb.CreateImportBatchRequest(format=RESTORE, archive=archive)
+        )
+    assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED
+    batch = new_admin.imports.CreateImportBatch(
+        imp_pb.CreateImportBatchRequest(format=RESTORE, archive=archive)
+    ).batch
+    assert batch.state == imp_pb.IMPORT_STATE_SUCCEEDED, batch.error
+    assert batch.accepted_count == len(exported) == 5
+
+    restored = export(new_admin, "tenant", include_deleted=True)
+    assert sorted(restored, key=lambda r: r["id"]) == sorted(exported, key=lambda r: r["id"])
+
+    def context(server: ServerProcess) -> list[tuple[str, int, str, str]]:
+        reply = server.client(tenant, "mara").context.BuildContext(ctx_pb.BuildContextRequest())
+        return sorted(
+            (
+                m.memory.name,
+                m.memory.applicable_revision.revision_number,
+                m.memory.applicable_revision.value,
+                m.memory.applicable_revision.provenance.transcript_message,
+            )
+            for m in reply.memories
+        )
+
+    assert context(fresh_memory_server) == context(memory_server)
+    again = new_admin.imports.CreateImportBatch(
+        imp_pb.CreateImportBatchRequest(format=RESTORE, archive=archive)
+    )
+    assert again.already_imported

@@ -205,3 +205,27 @@ def parse_summary(data: bytes) -> list[ArchiveItem]:
         for index, (line, text) in enumerate(chunks)
         if text
     ]
+
+
+def parse_export(data: bytes) -> list[dict[str, Any]]:
+    """This service's own export (JSON Lines, schema `crmmem.memory-export/v1`), validated
+    strictly here; the domain turns each object into records."""
+    records = []
+    for number, line in enumerate(decode(data).split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ArchiveError(
+                f"line {number} column {error.colno}", f"invalid JSON ({error.msg})"
+            ) from None
+        except RecursionError:
+            raise ArchiveError(f"line {number}", "is nested too deeply") from None
+        record = _expect(record, dict, f"line {number}")
+        if record.get("schema") != "crmmem.memory-export/v1":
+            raise ArchiveError(f"line {number}.schema", "is not crmmem.memory-export/v1")
+        records.append(record)
+        if len(records) > MAX_ITEMS:
+            raise ArchiveError(f"line {number}", f"the export has more than {MAX_ITEMS} memories")
+    return records

@@ -10,13 +10,16 @@ from dataclasses import replace
 from datetime import datetime
 
 from memory_service.domain import language, rules
+from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import FailedPrecondition, NotFound
 from memory_service.domain.importing.parsers import (
     ArchiveError,
     ArchiveItem,
     parse_chatgpt,
+    parse_export,
     parse_summary,
 )
+from memory_service.domain.importing.restore import to_memory
 from memory_service.domain.model import (
     ArchiveFormat,
     EvidenceRef,
@@ -56,6 +59,7 @@ PARSERS = {
     ArchiveFormat.CHATGPT_CONVERSATIONS: parse_chatgpt,
     ArchiveFormat.MEMORY_SUMMARY: parse_summary,
 }
+RESTORE_CHUNK = 500
 
 
 def lineage_hash(text: str) -> str:
@@ -96,6 +100,8 @@ class ImportUseCases:
         now: datetime,
     ) -> tuple[ImportBatch, bool]:
         """Returns the batch and whether this archive had been imported before."""
+        if archive_format is ArchiveFormat.CRMMEM_EXPORT:
+            require_admin(identity)  # a restore writes every scope as it was exported
         digest = hashlib.sha256(archive).hexdigest()
         existing = uow.imports.find_batch(identity.user_id, digest)
         if existing is not None and existing.state is not ImportState.FAILED:
@@ -124,6 +130,9 @@ class ImportUseCases:
     def _parse_into(
         self, uow: UnitOfWork, batch: ImportBatch, archive: bytes, now: datetime
     ) -> None:
+        if batch.format is ArchiveFormat.CRMMEM_EXPORT:
+            self._restore(uow, batch, archive, now)
+            return
         summary = batch.format is ArchiveFormat.MEMORY_SUMMARY
         try:
             entries = PARSERS[batch.format](archive)
@@ -184,6 +193,33 @@ class ImportUseCases:
         batch.skipped_count = count[ItemOutcome.SKIPPED]
         batch.unresolved_count = count[ItemOutcome.UNRESOLVED]
         batch.missing_count = count[ItemOutcome.MISSING_ATTACHMENT]
+        batch.state, batch.complete_time = ImportState.SUCCEEDED, now
+        uow.imports.update_batch(batch)
+
+    def _restore(self, uow: UnitOfWork, batch: ImportBatch, archive: bytes, now: datetime) -> None:
+        """All or nothing: a malformed line fails the batch before anything is written."""
+        try:
+            memories = [
+                to_memory(record, uow.tenant_id, f"line {index + 1}")
+                for index, record in enumerate(parse_export(archive))
+            ]
+        except ArchiveError as error:
+            batch.state, batch.error, batch.complete_time = ImportState.FAILED, str(error), now
+            uow.imports.update_batch(batch)
+            return
+        restored = duplicates = 0
+        for start in range(0, len(memories), RESTORE_CHUNK):
+            chunk = memories[start : start + RESTORE_CHUNK]
+            existing = uow.memories.get_many([m.id for m in chunk])
+            for memory in chunk:
+                if memory.id in existing:
+                    duplicates += 1
+                    continue
+                uow.memories.add(memory)
+                if not memory.deleted:
+                    uow.outbox.enqueue(memory.id, now, now)
+                restored += 1
+        batch.accepted_count, batch.skipped_count = restored, duplicates
         batch.state, batch.complete_time = ImportState.SUCCEEDED, now
         uow.imports.update_batch(batch)
 

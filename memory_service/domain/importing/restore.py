@@ -1,0 +1,142 @@
+"""Restoring this service's own export into a store (A13): the same ids, revisions, statuses,
+provenance and lineage. A restore is a migration between stores of this product, so records
+keep their confirmed state; foreign archives go through review instead."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from memory_service.domain.importing.parsers import MAX_ITEM_CHARS, ArchiveError
+from memory_service.domain.model import (
+    Confirmation,
+    EvidenceRef,
+    EvidenceType,
+    Memory,
+    MemoryKind,
+    Provenance,
+    ProvenanceMethod,
+    Revision,
+    RevisionStatus,
+    Scope,
+    ScopeType,
+    Speaker,
+)
+from memory_service.domain.rules import KEY_PATTERN
+
+MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+def _get(record: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str) -> Any:
+    if key not in record:
+        raise ArchiveError(f"{path}.{key}", "is missing")
+    value = record[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise ArchiveError(f"{path}.{key}", "has the wrong type")
+    return value
+
+
+def _time(record: dict[str, Any], key: str, path: str, *, optional: bool) -> datetime | None:
+    value = _get(record, key, (str, type(None)), path)
+    if value is None:
+        if optional:
+            return None
+        raise ArchiveError(f"{path}.{key}", "is required")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ArchiveError(f"{path}.{key}", "is not an RFC 3339 time") from None
+    if parsed.tzinfo is None:
+        raise ArchiveError(f"{path}.{key}", "has no time zone")
+    return parsed
+
+
+def _required_time(record: dict[str, Any], key: str, path: str) -> datetime:
+    value = _time(record, key, path, optional=False)
+    if value is None:
+        raise ArchiveError(f"{path}.{key}", "is required")
+    return value
+
+
+def _enum(record: dict[str, Any], key: str, enum: type[Any], path: str) -> Any:
+    value = _get(record, key, str, path)
+    try:
+        return enum(value)
+    except ValueError:
+        raise ArchiveError(f"{path}.{key}", f"unknown value {value!r}") from None
+
+
+def to_memory(record: dict[str, Any], tenant_id: str, path: str) -> Memory:
+    memory_id = _get(record, "id", str, path)
+    if not MEMORY_ID.match(memory_id):
+        raise ArchiveError(f"{path}.id", "is not a memory id")
+    scope = _get(record, "scope", dict, path)
+    key = _get(record, "key", str, path)
+    if not KEY_PATTERN.match(key):
+        raise ArchiveError(f"{path}.key", "is not a valid key")
+    created = _required_time(record, "create_time", path)
+    updated = _required_time(record, "update_time", path)
+    memory = Memory(
+        id=memory_id,
+        tenant_id=tenant_id,
+        scope=Scope(
+            _enum(scope, "type", ScopeType, f"{path}.scope"),
+            _get(scope, "id", str, f"{path}.scope"),
+        ),
+        key=key,
+        key_context=_get(record, "key_context", str, path),
+        kind=_enum(record, "kind", MemoryKind, path),
+        version=1,
+        create_time=created,
+        update_time=updated,
+        delete_time=_time(record, "delete_time", path, optional=True),
+    )
+    revisions = _get(record, "revisions", list, path)
+    if not revisions:
+        raise ArchiveError(f"{path}.revisions", "is empty")
+    for index, raw in enumerate(revisions):
+        memory.revisions.append(_revision(raw, memory.id, f"{path}.revisions[{index}]"))
+    memory.version = len(memory.revisions)
+    return memory
+
+
+def _revision(raw: Any, memory_id: str, path: str) -> Revision:
+    if not isinstance(raw, dict):
+        raise ArchiveError(path, "is not an object")
+    value = _get(raw, "value", str, path)
+    if len(value) > MAX_ITEM_CHARS:
+        raise ArchiveError(f"{path}.value", "is too long")
+    provenance = _get(raw, "provenance", dict, path)
+    confirmation = raw.get("confirmation")
+    confirmed = None
+    if confirmation is not None:
+        if not isinstance(confirmation, dict):
+            raise ArchiveError(f"{path}.confirmation", "is not an object")
+        when = _required_time(confirmation, "confirm_time", f"{path}.confirmation")
+        confirmed = Confirmation(_get(confirmation, "user_id", str, f"{path}.confirmation"), when)
+    created = _required_time(raw, "create_time", path)
+    return Revision(
+        memory_id=memory_id,
+        number=_get(raw, "number", int, path),
+        value=value,
+        valid_from=_time(raw, "valid_from", path, optional=True),
+        valid_until=_time(raw, "valid_until", path, optional=True),
+        status=_enum(raw, "status", RevisionStatus, path),
+        provenance=Provenance(
+            speaker=_enum(provenance, "speaker", Speaker, f"{path}.provenance"),
+            method=_enum(provenance, "method", ProvenanceMethod, f"{path}.provenance"),
+            evidence=EvidenceRef(
+                _enum(provenance, "evidence_type", EvidenceType, f"{path}.provenance"),
+                _get(provenance, "evidence", str, f"{path}.provenance"),
+            ),
+            quote=_get(provenance, "quote", str, f"{path}.provenance"),
+            source_time=_time(provenance, "source_time", f"{path}.provenance", optional=True),
+        ),
+        create_time=created,
+        author_user_id=_get(raw, "author_user_id", str, path),
+        replaces_number=_get(raw, "replaces", int, path),
+        superseded_from=_time(raw, "superseded_from", path, optional=True),
+        superseded_by_number=_get(raw, "superseded_by", int, path),
+        confirmation=confirmed,
+    )
