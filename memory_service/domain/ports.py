@@ -128,6 +128,8 @@ class ImportRepository(Protocol):
         self, batch_id: str, outcome: ItemOutcome | None, after_ordinal: int, limit: int
     ) -> list[ImportItem]: ...
     def known_lineage(self, user_id: str, hashes: list[str]) -> set[str]: ...
+    def count_items(self, batch_id: str) -> tuple[int, int]:
+        """(all items, items confirmed into memory)."""
 
 
 class OutboxRepository(Protocol):

@@ -100,6 +100,15 @@ class SqlImportRepository(TenantScoped):
         rows = self._session.execute(statement.order_by(ImportItemRow.ordinal).limit(limit))
         return [_item(row) for row in rows]
 
+    def count_items(self, batch_id: str) -> tuple[int, int]:
+        rows = self._session.execute(
+            self._select(ImportItemRow, ImportItemRow.review).where(
+                ImportItemRow.batch_id == batch_id
+            )
+        ).all()
+        confirmed = sum(1 for row in rows if row.review == ItemReview.CONFIRMED.value)
+        return len(rows), confirmed
+
     def known_lineage(self, user_id: str, hashes: list[str]) -> set[str]:
         known: set[str] = set()
         for part in chunks(sorted(set(hashes)), IN_CLAUSE_CHUNK):

@@ -166,10 +166,33 @@ class ImportServicer(_Servicer, imp_grpc.ImportServiceServicer):
         transactions: Transactions,
         imports: ImportUseCases,
         runner: ImportRunner,
+        backup_days: int,
     ) -> None:
         super().__init__(authenticator, transactions)
         self.imports = imports
         self.runner = runner
+        self.backup_days = backup_days
+
+    @rpc
+    def DeleteImportBatch(
+        self,
+        request: imp_pb.DeleteImportBatchRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> imp_pb.DeleteImportBatchResponse:
+        batch_id = parse_batch(request.name)
+
+        def work(uow: UnitOfWork) -> imp_pb.DeleteImportBatchResponse:
+            removed, receipt = self.imports.delete_batch(
+                uow, identity, batch_id, utcnow(), self.backup_days
+            )
+            return imp_pb.DeleteImportBatchResponse(
+                removed_item_count=removed, receipt=convert.receipt_proto(receipt)
+            )
+
+        return self.tx.write(
+            identity, "DeleteImportBatch", request, imp_pb.DeleteImportBatchResponse, work
+        )
 
     @rpc
     def CreateImportBatch(

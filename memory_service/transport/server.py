@@ -160,7 +160,10 @@ def build_server(
     imports = ImportUseCases(memory_use_cases)
     import_runner = ImportRunner(units, imports)
     imp_grpc.add_ImportServiceServicer_to_server(
-        ImportServicer(authenticator, transactions, imports, import_runner), server
+        ImportServicer(
+            authenticator, transactions, imports, import_runner, settings.backup_retention_days
+        ),
+        server,
     )
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -246,3 +246,22 @@ def test_another_user_cannot_see_or_confirm_my_import(
         with pytest.raises(grpc.RpcError) as error:
             call()
         assert error.value.code() is grpc.StatusCode.NOT_FOUND
+
+
+def test_deleting_a_batch_removes_its_candidates_and_says_what_it_does_not_reach(
+    mara: Client,
+) -> None:
+    batch = submit(
+        mara, chat(("user", "I prefer tea"), ("user", "I like my desk by a window"))
+    ).batch
+    first, second = items(mara, batch.name, imp_pb.ITEM_OUTCOME_ACCEPTED)
+    confirm(mara, first.name, "drink")
+    reply = mara.imports.DeleteImportBatch(imp_pb.DeleteImportBatchRequest(name=batch.name))
+    assert reply.removed_item_count == 2
+    not_reached = {e.copy: e.detail for e in reply.receipt.not_reached}
+    assert "1 memory" in not_reached["confirmed_memories"]
+    assert {"source_archive", "backups"} <= set(not_reached)
+    with pytest.raises(grpc.RpcError) as error:
+        confirm(mara, second.name, "desk")
+    assert error.value.code() is grpc.StatusCode.NOT_FOUND
+    assert [m.key for m in list_all(mara)] == ["drink"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memory_service.domain import language, rules
 from memory_service.domain.authorization import require_admin
@@ -44,10 +44,10 @@ from memory_service.domain.model import (
 from memory_service.domain.ports import UnitOfWork
 from memory_service.domain.services import (
     CreateMemory,
+    DeletionReceipt,
     MemoryUseCases,
     ProvenanceDraft,
     RevisionDraft,
-    memory_name,
 )
 
 INLINE_LIMIT = 256 * 1024
@@ -325,6 +325,14 @@ class ImportUseCases:
                     reason="LINEAGE_SUPERSEDED",
                 )
 
+    def delete_batch(
+        self, uow: UnitOfWork, identity: Identity, batch_id: str, now: datetime, backup_days: int
+    ) -> tuple[int, DeletionReceipt]:
+        self.get(uow, identity, batch_id)
+        removed, confirmed = uow.imports.count_items(batch_id)
+        uow.imports.remove_batch(batch_id)
+        return removed, delete_batch_receipt(removed, confirmed, now, backup_days)
+
     def reject(self, uow: UnitOfWork, identity: Identity, item_id: str) -> ImportItem:
         item = self.item(uow, identity, item_id)
         if item.review is not ItemReview.PENDING:
@@ -337,5 +345,25 @@ class ImportUseCases:
         return rejected
 
 
-def import_item_memory_name(item: ImportItem) -> str:
-    return memory_name(item.memory_id) if item.memory_id else ""
+def delete_batch_receipt(
+    removed: int, confirmed: int, now: datetime, backup_days: int
+) -> DeletionReceipt:
+    backups = (now + timedelta(days=backup_days)).date().isoformat()
+    return DeletionReceipt(
+        removed=[
+            (
+                "import_items",
+                f"{removed} item(s) of the batch with their text, in this transaction",
+            ),
+            ("pending_review", "candidates waiting for review can no longer be confirmed"),
+        ],
+        not_reached=[
+            (
+                "confirmed_memories",
+                f"{confirmed} memory revision(s) confirmed from this batch stay until deleted",
+            ),
+            ("source_archive", "the archive at the service it was exported from"),
+            ("backups", f"database backups until they expire ({backups})"),
+        ],
+        marker_expire_time=now,
+    )
