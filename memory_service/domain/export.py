@@ -61,6 +61,7 @@ def export_record(memory: Memory) -> dict[str, Any]:
         "create_time": _time(memory.create_time),
         "update_time": _time(memory.update_time),
         "delete_time": _time(memory.delete_time),
+        "key_hash": memory.key_hash,
         "revisions": [_revision(r) for r in memory.revisions],
     }
 

@@ -147,6 +147,7 @@ class Memory:
     update_time: datetime
     delete_time: datetime | None = None
     revisions: list[Revision] = field(default_factory=list)
+    key_hash: str = ""  # set on deletion: the marker keeps a hash, not the key
 
     @property
     def deleted(self) -> bool:

@@ -59,7 +59,10 @@ class MemoryRepository(Protocol):
     def claim_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
         """Compare-and-swap the memory's version; False when another writer moved it first."""
 
-    def mark_deleted(self, memory_id: str, now: datetime) -> None: ...
+    def mark_deleted(self, memory_id: str, now: datetime, key_hash: str) -> None: ...
+    def deleted_lineage(self, evidence_ref: str) -> bool:
+        """Whether this evidence underlies a deleted revision (compared by hash)."""
+
     def list_after(self, query: MemoryQuery, after_id: str, limit: int) -> list[Memory]: ...
 
 
@@ -128,6 +131,9 @@ class ImportRepository(Protocol):
         self, batch_id: str, outcome: ItemOutcome | None, after_ordinal: int, limit: int
     ) -> list[ImportItem]: ...
     def known_lineage(self, user_id: str, hashes: list[str]) -> set[str]: ...
+    def cancel_pending(self, user_id: str, lineage_hashes: list[str]) -> int:
+        """Withdraws items awaiting review whose text a deletion just removed."""
+
     def count_items(self, batch_id: str) -> tuple[int, int]:
         """(all items, items confirmed into memory)."""
 

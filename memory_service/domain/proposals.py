@@ -158,6 +158,9 @@ class ProposalUseCases:
         deleted_at = uow.memories.last_deletion(scope, proposal.key, proposal.key_context)
         if deleted_at is not None and primary.create_time <= deleted_at:
             return "the memory was deleted after this evidence was said"
+        evidence = f"conversations/{primary.conversation_id}/messages/{primary.id}"
+        if uow.memories.deleted_lineage(evidence):
+            return "this evidence underlies a deleted memory"
         if existing is None:
             return ""
         for revision in reversed(existing.revisions):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import datetime
 
@@ -99,3 +100,17 @@ def normalize_for_match(text: str) -> str:
 
 def quote_occurs(quote: str, evidence_text: str) -> bool:
     return normalize_for_match(quote) in normalize_for_match(evidence_text)
+
+
+def scoped_key_hash(scope_type: str, scope_id: str, key: str, key_context: str) -> str:
+    """What a deletion marker keeps of a key: enough to refuse late work, not to read it."""
+    return hashlib.sha256(f"{scope_type}|{scope_id}|{key}|{key_context}".encode()).hexdigest()
+
+
+def lineage_ref_hash(evidence_ref: str) -> str:
+    return "sha256:" + hashlib.sha256(evidence_ref.encode()).hexdigest()
+
+
+def lineage_hash(text: str) -> str:
+    """Identity of a statement across archives and revisions: its normalized text's hash."""
+    return hashlib.sha256(normalize_for_match(text).encode()).hexdigest()

@@ -415,17 +415,30 @@ class MemoryUseCases:
         if expected_version is not None:
             self._check_version(uow, memory, expected_version)
         self._claim(uow, memory, now)
+        lineage = sorted({rules.lineage_hash(r.value) for r in memory.revisions})
         for revision in memory.revisions:
             revision.status = RevisionStatus.DELETED
             revision.value = ""
-            revision.provenance = replace(revision.provenance, quote="")
+            ref = revision.provenance.evidence
+            revision.provenance = replace(
+                revision.provenance,
+                quote="",
+                evidence=replace(ref, ref=rules.lineage_ref_hash(ref.ref)),
+            )
             uow.memories.update_revision(revision)
-        uow.memories.mark_deleted(memory.id, now)
+        memory.key_hash = rules.scoped_key_hash(
+            memory.scope.type.value, memory.scope.id, memory.key, memory.key_context
+        )
+        uow.memories.mark_deleted(memory.id, now, memory.key_hash)
+        memory.key, memory.key_context = "deleted", ""
         memory.delete_time = now
+        cancelled = uow.imports.cancel_pending(
+            memory.scope.id if memory.scope.type is ScopeType.USER else "", lineage
+        )
         self._schedule_index(uow, memory, now)
-        return memory, self._receipt(memory, now)
+        return memory, self._receipt(memory, now, cancelled)
 
-    def _receipt(self, memory: Memory, now: datetime) -> DeletionReceipt:
+    def _receipt(self, memory: Memory, now: datetime, cancelled: int) -> DeletionReceipt:
         count = len(memory.revisions)
         backups = now + timedelta(days=self._retention.backup_days)
         return DeletionReceipt(
@@ -439,8 +452,10 @@ class MemoryUseCases:
                 ("caches", "none: the service keeps no cached copies of memory text"),
                 (
                     "pending_work",
-                    "late proposals and index writes re-check the deletion when they commit",
+                    f"{cancelled} import item(s) with this text withdrawn from review; late "
+                    "proposals and index writes re-check the deletion when they commit",
                 ),
+                ("key", "replaced by a hash in the deletion marker"),
             ],
             not_reached=[
                 ("backups", f"database backups until they expire ({backups.date().isoformat()})"),

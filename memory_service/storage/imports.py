@@ -100,6 +100,22 @@ class SqlImportRepository(TenantScoped):
         rows = self._session.execute(statement.order_by(ImportItemRow.ordinal).limit(limit))
         return [_item(row) for row in rows]
 
+    def cancel_pending(self, user_id: str, lineage_hashes: list[str]) -> int:
+        if not user_id or not lineage_hashes:
+            return 0
+        result = self._session.execute(
+            update(ImportItemRow)
+            .where(
+                ImportItemRow.tenant_id == self._tenant_id,
+                ImportItemRow.user_id == user_id,
+                ImportItemRow.lineage_hash.in_(lineage_hashes),
+                ImportItemRow.review == ItemReview.PENDING.value,
+            )
+            .values(review=ItemReview.REJECTED.value)
+            .execution_options(synchronize_session=False)
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]
+
     def count_items(self, batch_id: str) -> tuple[int, int]:
         rows = self._session.execute(
             self._select(ImportItemRow, ImportItemRow.review).where(

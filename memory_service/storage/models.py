@@ -59,6 +59,7 @@ class MemoryRow(Base):
     create_time: Mapped[datetime] = mapped_column(UtcDateTime)
     update_time: Mapped[datetime] = mapped_column(UtcDateTime)
     delete_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    key_hash: Mapped[str] = mapped_column(String(64), server_default="")
 
     __table_args__ = (
         UniqueConstraint(
@@ -66,6 +67,7 @@ class MemoryRow(Base):
             name="uq_memories_live_key",
         ),
         Index("ix_memories_tenant_id_id", "tenant_id", "id"),
+        Index("ix_memories_key_hash", "tenant_id", "key_hash"),
     )  # fmt: skip
 
 

@@ -43,6 +43,7 @@ from memory_service.domain.ports import (
     Visibility,
     chunks,
 )
+from memory_service.domain.rules import lineage_ref_hash, scoped_key_hash
 from memory_service.storage.models import (
     ConversationRow,
     CustomerGrantRow,
@@ -126,15 +127,24 @@ class SqlMemoryRepository(TenantScoped):
         return None if row is None else self._with_revisions([row])[0]
 
     def last_deletion(self, scope: Scope, key: str, key_context: str) -> datetime | None:
+        key_hash = scoped_key_hash(scope.type.value, scope.id, key, key_context)
         deleted: datetime | None = self._session.scalars(
             self._select(MemoryRow, func.max(MemoryRow.delete_time)).where(
-                MemoryRow.scope_type == scope.type.value,
-                MemoryRow.scope_id == scope.id,
-                MemoryRow.key == key,
-                MemoryRow.key_context == key_context,
+                MemoryRow.key_hash == key_hash, MemoryRow.live.is_(None)
             )
         ).first()
         return None if deleted is None else deleted.replace(tzinfo=UTC)
+
+    def deleted_lineage(self, evidence_ref: str) -> bool:
+        row = self._session.execute(
+            self._select(RevisionRow, RevisionRow.memory_id)
+            .where(
+                RevisionRow.evidence_ref == lineage_ref_hash(evidence_ref),
+                RevisionRow.status == RevisionStatus.DELETED.value,
+            )
+            .limit(1)
+        ).first()
+        return row is not None
 
     def add(self, memory: Memory) -> None:
         self._insert(
@@ -151,6 +161,7 @@ class SqlMemoryRepository(TenantScoped):
                 create_time=memory.create_time,
                 update_time=memory.update_time,
                 delete_time=memory.delete_time,
+                key_hash=memory.key_hash,
             )
         )
         for revision in memory.revisions:
@@ -184,11 +195,19 @@ class SqlMemoryRepository(TenantScoped):
         )
         return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
-    def mark_deleted(self, memory_id: str, now: datetime) -> None:
+    def mark_deleted(self, memory_id: str, now: datetime, key_hash: str) -> None:
+        """The row stays as a marker: the key is replaced by its hash."""
         self._session.execute(
             update(MemoryRow)
             .where(MemoryRow.tenant_id == self._tenant_id, MemoryRow.id == memory_id)
-            .values(live=None, delete_time=now, update_time=now)
+            .values(
+                live=None,
+                delete_time=now,
+                update_time=now,
+                key="deleted",
+                key_context="",
+                key_hash=key_hash,
+            )
             .execution_options(synchronize_session=False)
         )
 
@@ -302,6 +321,7 @@ def _memory(row: Any, revisions: list[Revision]) -> Memory:
         update_time=row.update_time,
         delete_time=row.delete_time,
         revisions=revisions,
+        key_hash=row.key_hash,
     )
 
 

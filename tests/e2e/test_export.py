@@ -77,9 +77,14 @@ def test_export_carries_revisions_provenance_lineage_and_both_clocks(
     assert lunch["provenance"]["speaker"] == "ASSISTANT"
     assert lunch["confirmation"]["user_id"] == "mara"
 
-    with_deleted = {r["key"]: r for r in export(mara, "users/mara", include_deleted=True)}
-    assert with_deleted["snack"]["delete_time"]
-    assert [r["value"] for r in with_deleted["snack"]["revisions"]] == [""]
+    with_deleted = {r["id"]: r for r in export(mara, "users/mara", include_deleted=True)}
+    marker = with_deleted[gone.name.split("/")[1]]
+    assert marker["delete_time"]
+    assert (marker["key"], len(marker["key_hash"])) == ("deleted", 64)  # the key is not kept
+    [purged] = marker["revisions"]
+    assert purged["value"] == ""
+    assert purged["provenance"]["evidence"].startswith("sha256:")
+    assert "almonds" not in json.dumps(marker)
 
 
 def test_who_may_export_what(memory_server: ServerProcess, tenant: str) -> None:

@@ -14,7 +14,7 @@ from crmmem.memory.v1 import context_service_pb2 as ctx_pb
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import memory_pb2, memory_service_pb2
 
-from tests.e2e.helpers import PREFERENCE, correct, create_pref, list_all
+from tests.e2e.helpers import PREFERENCE, correct, create_pref, delete, list_all
 from tests.support.servers import Client, ServerProcess
 
 CHATGPT = imp_pb.ARCHIVE_FORMAT_CHATGPT_CONVERSATIONS
@@ -265,3 +265,17 @@ def test_deleting_a_batch_removes_its_candidates_and_says_what_it_does_not_reach
         confirm(mara, second.name, "desk")
     assert error.value.code() is grpc.StatusCode.NOT_FOUND
     assert [m.key for m in list_all(mara)] == ["drink"]
+
+
+def test_deleting_a_memory_withdraws_pending_import_items_with_its_text(mara: Client) -> None:
+    memory = create_pref(mara, "drink", "I prefer green tea")
+    batch = submit(mara, chat(("user", "I prefer green tea"))).batch
+    [item] = items(mara, batch.name, imp_pb.ITEM_OUTCOME_ACCEPTED)
+    receipt = delete(mara, memory.name).receipt
+    pending = {e.copy: e.detail for e in receipt.removed}["pending_work"]
+    assert pending.startswith("1 import item")
+    [withdrawn] = items(mara, batch.name)
+    assert withdrawn.review == imp_pb.ITEM_REVIEW_REJECTED
+    with pytest.raises(grpc.RpcError) as error:
+        confirm(mara, item.name, "drink")
+    assert error.value.code() is grpc.StatusCode.FAILED_PRECONDITION

@@ -91,6 +91,7 @@ def to_memory(record: dict[str, Any], tenant_id: str, path: str) -> Memory:
         create_time=created,
         update_time=updated,
         delete_time=_time(record, "delete_time", path, optional=True),
+        key_hash=str(record.get("key_hash") or ""),
     )
     revisions = _get(record, "revisions", list, path)
     if not revisions:

@@ -62,10 +62,6 @@ PARSERS = {
 RESTORE_CHUNK = 500
 
 
-def lineage_hash(text: str) -> str:
-    return hashlib.sha256(rules.normalize_for_match(text).encode()).hexdigest()
-
-
 def item_name(item: ImportItem) -> str:
     return f"importBatches/{item.batch_id}/items/{item.id}"
 
@@ -140,7 +136,7 @@ class ImportUseCases:
             batch.state, batch.error, batch.complete_time = ImportState.FAILED, str(error), now
             uow.imports.update_batch(batch)
             return
-        hashes = [lineage_hash(e.text) for e in entries]
+        hashes = [rules.lineage_hash(e.text) for e in entries]
         known = uow.imports.known_lineage(batch.user_id, hashes)
         items: list[ImportItem] = []
         seen: set[str] = set()
