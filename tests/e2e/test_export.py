@@ -107,8 +107,10 @@ def test_who_may_export_what(memory_server: ServerProcess, tenant: str) -> None:
 
 
 def test_a13_export_then_import_into_a_clean_store_round_trips(
-    memory_server: ServerProcess, fresh_memory_server: ServerProcess, tenant: str
+    recall_server: ServerProcess, fresh_memory_server: ServerProcess, tenant: str
 ) -> None:
+    """From a store wired to the sidecar into a clean one: same records, same context."""
+    memory_server = recall_server
     mara = memory_server.client(tenant, "mara")
     admin = memory_server.client(tenant, "ada", ["admin"])
     morning = create_pref(mara, "meeting_time", "prefers morning meetings", key_context="work")
