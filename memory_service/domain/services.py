@@ -343,8 +343,7 @@ class MemoryUseCases:
         memory.revisions.append(revision)
         uow.memories.add_revision(revision)
         if revision.status is RevisionStatus.ACTIVE:
-            for changed in rules.supersede(memory, revision, valid_from):
-                uow.memories.update_revision(changed)
+            self._supersede(uow, memory, revision, valid_from)
         self._schedule_index(uow, memory, now)
         return memory, revision
 
@@ -379,8 +378,7 @@ class MemoryUseCases:
         revision.confirmation = Confirmation(identity.user_id, now)
         uow.memories.update_revision(revision)
         if revision.valid_from is not None:
-            for changed in rules.supersede(memory, revision, revision.valid_from):
-                uow.memories.update_revision(changed)
+            self._supersede(uow, memory, revision, revision.valid_from)
         self._schedule_index(uow, memory, now)
         return memory, revision
 
@@ -481,6 +479,11 @@ class MemoryUseCases:
         return len(ids)
 
     # --- helpers -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _supersede(uow: UnitOfWork, memory: Memory, newcomer: Revision, start: datetime) -> None:
+        for changed in rules.supersede(memory, newcomer, start):
+            uow.memories.update_revision(changed)
 
     @staticmethod
     def _schedule_index(uow: UnitOfWork, memory: Memory, now: datetime) -> None:
