@@ -78,6 +78,8 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         self._index = index
         self._executor = executor
         self._model_thread = model_thread
+        self._upserted_total = 0
+        self._stale_total = 0
         self._batcher = batcher
         self._collection = collection
 
@@ -117,6 +119,8 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         ]
         with tracer.start_as_current_span("vector.upsert"):
             written, stale = await self._run(self._index.upsert, points)
+        self._upserted_total += written
+        self._stale_total += stale
         return pb.UpsertDocumentsResponse(upserted_count=written, stale_count=stale)
 
     async def DeleteDocuments(
@@ -174,4 +178,6 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             backend=self._index.backend,
             dimensions=self._embedder.dimensions,
             collection=self._collection,
+            upserted_total=self._upserted_total,
+            stale_total=self._stale_total,
         )
