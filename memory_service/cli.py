@@ -1,0 +1,358 @@
+"""memoryctl: the memory service for people. "What does the assistant remember about X, and
+where did it come from?" in one command: `memoryctl about "meetings"`.
+
+Talks gRPC to a running service (MEMORY_ADDRESS, default 127.0.0.1:50051) with MEMORY_TOKEN,
+or with a development token when the service runs in dev mode on this checkout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import grpc
+from crmmem.memory.v1 import context_service_pb2 as ctx_pb
+from crmmem.memory.v1 import context_service_pb2_grpc as ctx_grpc
+from crmmem.memory.v1 import import_service_pb2 as imp_pb
+from crmmem.memory.v1 import import_service_pb2_grpc as imp_grpc
+from crmmem.memory.v1 import memory_pb2 as pb
+from crmmem.memory.v1 import memory_service_pb2 as svc
+from crmmem.memory.v1 import memory_service_pb2_grpc as svc_grpc
+from google.protobuf.json_format import MessageToDict
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+FORMATS = {
+    "chatgpt": imp_pb.ARCHIVE_FORMAT_CHATGPT_CONVERSATIONS,
+    "summary": imp_pb.ARCHIVE_FORMAT_MEMORY_SUMMARY,
+    "export": imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT,
+}
+
+
+class Cli:
+    def __init__(self, address: str, token: str, as_json: bool) -> None:
+        channel = grpc.insecure_channel(address)
+        self.auth: tuple[tuple[str, str | bytes], ...] = (("authorization", f"Bearer {token}"),)
+        self.memories = svc_grpc.MemoryServiceStub(channel)
+        self.context = ctx_grpc.ContextServiceStub(channel)
+        self.imports = imp_grpc.ImportServiceStub(channel)
+        self.as_json = as_json
+
+    def emit(self, message: Message, rows: list[list[str]], headers: list[str]) -> None:
+        if self.as_json:
+            print(json.dumps(MessageToDict(message, preserving_proto_field_name=True), indent=2))
+            return
+        table(headers, rows)
+
+
+def table(headers: list[str], rows: list[list[str]]) -> None:
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
+    print(line)
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+
+
+def when(stamp: Timestamp, empty: str = "-") -> str:
+    if not stamp.seconds and not stamp.nanos:
+        return empty
+    return stamp.ToDatetime(tzinfo=UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def state(revision: pb.MemoryRevision) -> str:
+    return pb.RevisionState.Name(revision.state).removeprefix("REVISION_STATE_").lower()
+
+
+def source(revision: pb.MemoryRevision) -> str:
+    provenance = revision.provenance
+    speaker = pb.Speaker.Name(provenance.speaker).removeprefix("SPEAKER_").lower()
+    method = pb.ProvenanceMethod.Name(provenance.method).removeprefix("PROVENANCE_METHOD_")
+    evidence = provenance.transcript_message or provenance.import_item
+    confirmed = (
+        f", confirmed by {revision.confirmation.user_id}" if revision.confirmation.user_id else ""
+    )
+    return f"{speaker} ({method.lower()}{confirmed}) {evidence}"
+
+
+def memory_rows(memories: Sequence[pb.Memory]) -> list[list[str]]:
+    rows = []
+    for memory in memories:
+        revision = (
+            memory.applicable_revision
+            if memory.HasField("applicable_revision")
+            else memory.latest_revision
+        )
+        scope = pb.ScopeType.Name(memory.scope.type).removeprefix("SCOPE_TYPE_").lower()
+        key = "/".join(p for p in (memory.key, memory.key_context) if p)
+        rows.append(
+            [memory.name, f"{scope}:{memory.scope.id}" if memory.scope.id else scope, key,
+             revision.value, f"r{revision.revision_number} {state(revision)}"]
+        )  # fmt: skip
+    return rows
+
+
+def cmd_list(cli: Cli, args: argparse.Namespace) -> None:
+    reply = cli.memories.ListMemories(
+        svc.ListMemoriesRequest(key=args.key, value_contains=args.text, page_size=1000),
+        metadata=cli.auth,
+    )
+    cli.emit(reply, memory_rows(reply.memories), ["memory", "scope", "key", "value", "revision"])
+
+
+def cmd_history(cli: Cli, args: argparse.Namespace) -> None:
+    memory = cli.memories.GetMemory(svc.GetMemoryRequest(name=args.name), metadata=cli.auth).memory
+    reply = cli.memories.ListMemoryRevisions(
+        svc.ListMemoryRevisionsRequest(parent=args.name, page_size=1000), metadata=cli.auth
+    )
+    if not cli.as_json:
+        key = "/".join(p for p in (memory.key, memory.key_context) if p)
+        print(f"{memory.name}  {key}  etag {memory.etag}\n")
+    rows = [
+        [f"r{r.revision_number}", state(r), r.value, when(r.valid_from, "always"),
+         when(r.valid_until, "open"), when(r.create_time),
+         f"r{r.replaces_revision_number}" if r.replaces_revision_number else "-", source(r)]
+        for r in reply.revisions
+    ]  # fmt: skip
+    headers = ["rev", "state", "value", "from", "until", "written", "replaces", "source"]
+    cli.emit(reply, rows, headers)
+
+
+def cmd_about(cli: Cli, args: argparse.Namespace) -> None:
+    """Recall plus keyed matches, each with the evidence it rests on."""
+    recalled = cli.memories.RecallMemories(
+        svc.RecallMemoriesRequest(query=args.text, limit=10), metadata=cli.auth
+    )
+    listed = cli.memories.ListMemories(
+        svc.ListMemoriesRequest(value_contains=args.text[:200], page_size=100), metadata=cli.auth
+    )
+    seen, rows = set(), []
+    for memory in [r.memory for r in recalled.memories] + list(listed.memories):
+        if memory.name in seen or not memory.HasField("applicable_revision"):
+            continue
+        seen.add(memory.name)
+        revision = memory.applicable_revision
+        rows.append(
+            [
+                memory.key,
+                revision.value,
+                f"r{revision.revision_number}",
+                when(revision.provenance.source_time, "unknown"),
+                source(revision),
+            ]
+        )
+    if cli.as_json:
+        print(
+            json.dumps(
+                {"recall": MessageToDict(recalled), "matches": MessageToDict(listed)}, indent=2
+            )
+        )
+        return
+    if recalled.degraded:
+        print(f"(search unavailable: {recalled.degraded_reason}; showing text matches only)\n")
+    table(["key", "remembered", "rev", "said", "where it came from"], rows)
+
+
+def cmd_correct(cli: Cli, args: argparse.Namespace) -> None:
+    memory = cli.memories.GetMemory(svc.GetMemoryRequest(name=args.name), metadata=cli.auth).memory
+    draft = pb.RevisionDraft(
+        value=args.value,
+        provenance=pb.Provenance(
+            method=pb.PROVENANCE_METHOD_USER_STATEMENT, transcript_message=args.evidence
+        ),
+    )
+    if args.effective:
+        draft.valid_from.FromDatetime(datetime.fromisoformat(args.effective).astimezone(UTC))
+    reply = cli.memories.CorrectMemory(
+        svc.CorrectMemoryRequest(
+            name=args.name, etag=memory.etag, revision=draft, request_id=str(uuid.uuid4())
+        ),
+        metadata=cli.auth,
+    )
+    cli.emit(reply, memory_rows([reply.memory]), ["memory", "scope", "key", "value", "revision"])
+
+
+def cmd_confirm(cli: Cli, args: argparse.Namespace) -> None:
+    reply = cli.memories.ConfirmMemoryRevision(
+        svc.ConfirmMemoryRevisionRequest(name=args.revision, request_id=str(uuid.uuid4())),
+        metadata=cli.auth,
+    )
+    cli.emit(reply, memory_rows([reply.memory]), ["memory", "scope", "key", "value", "revision"])
+
+
+def cmd_delete(cli: Cli, args: argparse.Namespace) -> None:
+    reply = cli.memories.DeleteMemory(
+        svc.DeleteMemoryRequest(name=args.name, request_id=str(uuid.uuid4())), metadata=cli.auth
+    )
+    rows = [["removed", e.copy, e.detail] for e in reply.receipt.removed]
+    rows += [["not reached", e.copy, e.detail] for e in reply.receipt.not_reached]
+    cli.emit(reply, rows, ["", "copy", "detail"])
+
+
+def cmd_context(cli: Cli, args: argparse.Namespace) -> None:
+    reply = cli.context.BuildContext(
+        ctx_pb.BuildContextRequest(
+            conversation=args.conversation,
+            query=args.query,
+            customers=[ctx_pb.CustomerReference(customer_id=c) for c in args.customer],
+        ),
+        metadata=cli.auth,
+    )
+    rows = [
+        [ctx_pb.ApplicabilityReason.Name(m.reason).removeprefix("APPLICABILITY_REASON_").lower(),
+         m.memory.key, m.memory.applicable_revision.value, source(m.memory.applicable_revision)]
+        for m in reply.memories
+    ]  # fmt: skip
+    rows += [
+        ["override", o.override.key, o.override.value, f"for now; default {o.shadowed_value!r}"]
+        for o in reply.overrides
+    ]
+    rows += [
+        ["recalled", r.memory.key, r.memory.applicable_revision.value, f"score {r.score:.2f}"]
+        for r in reply.recalled
+    ]
+    rows += [
+        ["conflict", c.key, " vs ".join(c.values), ", ".join(c.memories)] for c in reply.conflicts
+    ]
+    rows += [
+        [
+            "excluded",
+            e.subject,
+            ctx_pb.ExclusionReason.Name(e.reason).removeprefix("EXCLUSION_REASON_").lower(),
+            "",
+        ]
+        for e in reply.excluded
+    ]
+    cli.emit(reply, rows, ["why", "key", "value", "source"])
+
+
+def cmd_export(cli: Cli, args: argparse.Namespace) -> None:
+    out = open(args.output, "w") if args.output != "-" else sys.stdout  # noqa: SIM115
+    count = 0
+    for chunk in cli.memories.ExportMemories(
+        svc.ExportMemoriesRequest(parent=args.parent, include_deleted=args.include_deleted),
+        metadata=cli.auth,
+    ):
+        for line in chunk.lines:
+            out.write(line + "\n")
+        count += len(chunk.lines)
+        print(f"\rexported {count} memories", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    if out is not sys.stdout:
+        out.close()
+
+
+def cmd_import(cli: Cli, args: argparse.Namespace) -> None:
+    reply = cli.imports.CreateImportBatch(
+        imp_pb.CreateImportBatchRequest(
+            format=FORMATS[args.format],
+            archive=Path(args.file).read_bytes(),
+            request_id=str(uuid.uuid4()),
+        ),
+        metadata=cli.auth,
+    )
+    batch, started = reply.batch, time.monotonic()
+    while batch.state == imp_pb.IMPORT_STATE_PENDING:
+        print(
+            f"\rparsing in the background… {time.monotonic() - started:.0f}s",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
+        time.sleep(0.5)
+        batch = cli.imports.GetImportBatch(
+            imp_pb.GetImportBatchRequest(name=batch.name), metadata=cli.auth
+        ).batch
+    print(file=sys.stderr)
+    note = batch.error or ("already imported" if reply.already_imported else "")
+    rows = [[batch.name, imp_pb.ImportState.Name(batch.state).removeprefix("IMPORT_STATE_").lower(),
+             str(batch.accepted_count), str(batch.skipped_count), str(batch.unresolved_count),
+             str(batch.missing_attachment_count), note]]  # fmt: skip
+    cli.emit(
+        batch, rows, ["batch", "state", "accepted", "skipped", "unresolved", "missing", "note"]
+    )
+
+
+def dev_token() -> str:
+    from memory_service.config import Settings
+    from memory_service.transport.auth import TokenAuthenticator
+
+    os.environ.setdefault("MEMORY_DEV_MODE", "1")
+    settings = Settings.from_env()
+    authenticator = TokenAuthenticator(
+        settings.jwt_secret, settings.jwt_issuer, settings.jwt_audience
+    )
+    roles = [r for r in os.environ.get("MEMORY_ROLES", "").split(",") if r]
+    return authenticator.mint(
+        os.environ.get("MEMORY_TENANT", "acme"), os.environ.get("MEMORY_USER", "mara"), roles
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(prog="memoryctl", description=__doc__.split("\n\n")[0])
+    main.add_argument("--json", action="store_true", help="print the API's JSON instead of tables")
+    commands = main.add_subparsers(dest="command", required=True)
+    about = commands.add_parser("about", help="what is remembered about X, and where it came from")
+    about.add_argument("text")
+    listing = commands.add_parser("list", help="memories you can see")
+    listing.add_argument("--key", default="")
+    listing.add_argument("--text", default="")
+    for name in ("show", "history"):
+        command = commands.add_parser(name, help="a memory's full history with provenance")
+        command.add_argument("name", help="memories/{id}")
+    correct = commands.add_parser("correct", help="write a new revision")
+    correct.add_argument("name")
+    correct.add_argument("value")
+    correct.add_argument("--evidence", required=True, help="conversations/{c}/messages/{m}")
+    correct.add_argument("--effective", default="", help="ISO date-time it takes effect")
+    confirm = commands.add_parser("confirm", help="confirm a candidate revision")
+    confirm.add_argument("revision", help="memories/{id}/revisions/{n}")
+    delete = commands.add_parser("delete", help="delete a memory and print the receipt")
+    delete.add_argument("name")
+    context = commands.add_parser("context", help="the context a new call would get")
+    context.add_argument("--conversation", default="")
+    context.add_argument("--customer", action="append", default=[])
+    context.add_argument("--query", default="")
+    export = commands.add_parser("export", help="JSON Lines export")
+    export.add_argument("--parent", default="users/" + os.environ.get("MEMORY_USER", "mara"))
+    export.add_argument("--include-deleted", action="store_true")
+    export.add_argument("--output", default="-")
+    imported = commands.add_parser("import", help="import an archive for review")
+    imported.add_argument("file")
+    imported.add_argument("--format", choices=sorted(FORMATS), required=True)
+    return main
+
+
+COMMANDS: dict[str, Any] = {
+    "about": cmd_about, "list": cmd_list, "show": cmd_history, "history": cmd_history,
+    "correct": cmd_correct, "confirm": cmd_confirm, "delete": cmd_delete,
+    "context": cmd_context, "export": cmd_export, "import": cmd_import,
+}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    token = os.environ.get("MEMORY_TOKEN") or dev_token()
+    cli = Cli(os.environ.get("MEMORY_ADDRESS", "127.0.0.1:50051"), token, args.json)
+    try:
+        COMMANDS[args.command](cli, args)
+    except grpc.RpcError as error:
+        code = error.code().name if isinstance(error, grpc.Call) else "ERROR"
+        details = error.details() if isinstance(error, grpc.Call) else str(error)
+        print(f"memoryctl: {code}: {details}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
