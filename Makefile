@@ -8,13 +8,20 @@ INSTALLED := $(VENV)/.installed
 
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test venv gen lint format unit token quickstart demo bench clean
+.PHONY: run test venv gen lint format unit token quickstart demo bench node clean
 
 run: gen
 	BIN=$(BIN) scripts/run-local.sh
 
-test: gen lint
+test: gen lint node
 	scripts/with-postgres.sh $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The Node.js client that proves the protos outside Python (tests/e2e/test_node_client.py).
+node: clients/node/node_modules/.installed
+
+clients/node/node_modules/.installed: clients/node/package.json clients/node/package-lock.json
+	npm ci --prefix clients/node --no-audit --no-fund --loglevel=error
+	touch $@
 
 venv: $(INSTALLED)
 
