@@ -15,6 +15,8 @@ class RetrievalSettings:
     model_path: str
     qdrant_url: str
     qdrant_api_key: str
+    qdrant_shards: int
+    qdrant_replication_factor: int
     torch_threads: int
     query_batch_wait_ms: float
 
@@ -27,6 +29,8 @@ class RetrievalSettings:
             model_path=os.environ.get("RETRIEVAL_MODEL_PATH", ""),
             qdrant_url=os.environ.get("QDRANT_URL", ""),
             qdrant_api_key=os.environ.get("QDRANT_API_KEY", ""),
+            qdrant_shards=int(os.environ.get("QDRANT_SHARDS", "1")),
+            qdrant_replication_factor=int(os.environ.get("QDRANT_REPLICATION_FACTOR", "1")),
             torch_threads=int(os.environ.get("RETRIEVAL_TORCH_THREADS", "0")),
             query_batch_wait_ms=float(os.environ.get("RETRIEVAL_QUERY_BATCH_WAIT_MS", "0")),
         )

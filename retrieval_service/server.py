@@ -41,7 +41,12 @@ def open_index(settings: RetrievalSettings, embedder: Embedder) -> VectorIndex:
         from retrieval_service.index.qdrant_server import QdrantClientIndex
 
         return QdrantClientIndex.connect(
-            settings.qdrant_url, collection, embedder.dimensions, settings.qdrant_api_key
+            settings.qdrant_url,
+            collection,
+            embedder.dimensions,
+            settings.qdrant_api_key,
+            settings.qdrant_shards,
+            settings.qdrant_replication_factor,
         )
     from retrieval_service.index.edge import EdgeIndex
 

@@ -36,10 +36,17 @@ class QdrantClientIndex:
 
     @classmethod
     def connect(
-        cls, url: str, collection: str, dimensions: int, api_key: str = ""
+        cls,
+        url: str,
+        collection: str,
+        dimensions: int,
+        api_key: str = "",
+        shards: int = 1,
+        replication_factor: int = 1,
     ) -> QdrantClientIndex:
+        """Shards and replication apply when the collection is created (cluster mode)."""
         client = QdrantClient(url=url, api_key=api_key or None, prefer_grpc=True, timeout=10)
-        return cls(client, collection, dimensions, "qdrant-server")
+        return cls(client, collection, dimensions, "qdrant-server", shards, replication_factor)
 
     def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
         stored = {
