@@ -13,7 +13,13 @@ from retrieval_service.index import Hit, IndexPoint, ScopeSelector, memory_id, p
 
 class QdrantClientIndex:
     def __init__(
-        self, client: QdrantClient, collection: str, dimensions: int, backend: str
+        self,
+        client: QdrantClient,
+        collection: str,
+        dimensions: int,
+        backend: str,
+        shards: int = 1,
+        replication_factor: int = 1,
     ) -> None:
         self.backend = backend
         self._client = client
@@ -24,6 +30,8 @@ class QdrantClientIndex:
                 vectors_config=models.VectorParams(
                     size=dimensions, distance=models.Distance.COSINE
                 ),
+                shard_number=shards,
+                replication_factor=replication_factor,
             )
             client.create_payload_index(
                 collection,
