@@ -1,0 +1,94 @@
+"""The Kubernetes overlays render, validate offline against the API schemas, and agree with the
+code: ports, probes and every environment variable name the manifests set."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+ROOT = Path(__file__).parents[2]
+KUBECTL = Path(sys.executable).with_name("kubectl")
+K8S_VERSION = "1.33.0"
+SOURCES = "\n".join(
+    p.read_text()
+    for p in [*ROOT.glob("memory_service/**/*.py"), *ROOT.glob("retrieval_service/**/*.py")]
+)
+
+
+def render(overlay: str) -> list[dict[str, Any]]:
+    output = subprocess.run(
+        [str(KUBECTL), "kustomize", str(ROOT / "k8s" / "overlays" / overlay)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [doc for doc in yaml.safe_load_all(output) if doc]
+
+
+def find(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    return next(d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name)
+
+
+@pytest.mark.parametrize("overlay", ["dev", "production"])
+def test_overlay_renders_and_validates(overlay: str) -> None:
+    docs = render(overlay)
+    for doc in docs:
+        kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+
+
+@pytest.mark.parametrize("overlay", ["dev", "production"])
+def test_manifests_agree_with_the_code(overlay: str) -> None:
+    docs = render(overlay)
+    pod = find(docs, "Deployment", "memory-service")["spec"]["template"]["spec"]
+    [sidecar] = pod["initContainers"]
+    [memory] = pod["containers"]
+    assert sidecar["restartPolicy"] == "Always"  # a native sidecar
+    assert "startupProbe" in sidecar
+    config = next(d for d in docs if d["kind"] == "ConfigMap")["data"]
+    listen_port = int(config["MEMORY_LISTEN"].rsplit(":", 1)[1])
+    sidecar_port = int(config["RETRIEVAL_LISTEN"].rsplit(":", 1)[1])
+    assert config["MEMORY_RETRIEVAL_ADDRESS"] == config["RETRIEVAL_LISTEN"]
+    assert memory["ports"][0]["containerPort"] == listen_port == 50051
+    assert sidecar["ports"][0]["containerPort"] == sidecar_port == 50052
+    for container, port in ((memory, listen_port), (sidecar, sidecar_port)):
+        for probe in ("readinessProbe", "livenessProbe"):
+            assert container[probe]["grpc"]["port"] == port
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    names = set(config) | {e["name"] for c in (memory, sidecar) for e in c.get("env", [])}
+    unread = sorted(
+        n for n in names if not n.startswith("OTEL_") and not re.search(rf'"{n}"', SOURCES)
+    )
+    assert unread == [], f"the manifests set variables the code never reads: {unread}"
+    assert find(docs, "Service", "memory-service")["spec"]["ports"][0]["port"] == listen_port
+
+
+def test_production_runs_a_replicated_qdrant_cluster_and_external_postgres() -> None:
+    docs = render("production")
+    qdrant = find(docs, "StatefulSet", "qdrant")
+    assert qdrant["spec"]["replicas"] == 3
+    assert qdrant["spec"]["podManagementPolicy"] == "Parallel"
+    ports = {
+        p["containerPort"] for p in qdrant["spec"]["template"]["spec"]["containers"][0]["ports"]
+    }
+    assert ports == {6333, 6334, 6335}
+    config = next(d for d in docs if d["kind"] == "ConfigMap")["data"]
+    assert config["QDRANT_REPLICATION_FACTOR"] == "2"
+    assert not [
+        d for d in docs if d["kind"] == "StatefulSet" and d["metadata"]["name"] == "postgres"
+    ]
+    assert not [d for d in docs if d["kind"] == "Secret"]  # provided by the operators
+    kinds = {d["kind"] for d in docs}
+    assert {"PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy", "Job"} <= kinds
+
+
+def test_dev_runs_postgres_in_the_cluster() -> None:
+    docs = render("dev")
+    assert find(docs, "StatefulSet", "postgres")["spec"]["replicas"] == 1
