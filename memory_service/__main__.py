@@ -74,8 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     token.add_argument("--roles", default="", help="comma-separated, e.g. admin")
     token.add_argument("--ttl", type=int, default=86400, help="seconds")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    from memory_service.telemetry import configure_logging
+
+    configure_logging()
     try:
         settings = Settings.from_env()
     except ConfigError as error:

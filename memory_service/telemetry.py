@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import time
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -12,6 +15,45 @@ from opentelemetry.sdk.trace.export import (
     ConsoleSpanExporter,
     SimpleSpanProcessor,
 )
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line, with the current trace and span ids for jumping to the trace."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        context = trace.get_current_span().get_span_context()
+        entry = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if context.is_valid:
+            entry["trace_id"] = format(context.trace_id, "032x")
+            entry["span_id"] = format(context.span_id, "016x")
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry)
+
+
+def configure_logging() -> None:
+    """Structured JSON logs on stderr (set LOG_FORMAT=text for plain lines on a laptop)."""
+    handler = logging.StreamHandler()
+    if os.environ.get("LOG_FORMAT", "json") == "json":
+        handler.setFormatter(JsonFormatter())
+        handler.formatter.converter = time.gmtime  # type: ignore[union-attr]
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+
+
+def exporting_traces() -> bool:
+    has_endpoint = bool(
+        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    )
+    return os.environ.get("OTEL_TRACES_EXPORTER", "otlp" if has_endpoint else "none") != "none"
 
 
 def configure_tracing(default_service_name: str) -> TracerProvider:

@@ -13,7 +13,9 @@ from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]
 from grpc_reflection.v1alpha import reflection
+from opentelemetry import metrics
 from opentelemetry.instrumentation.grpc import aio_server_interceptor
+from opentelemetry.metrics import Observation
 from opentelemetry.sdk.trace import TracerProvider
 
 from retrieval_service.batching import QueryBatcher
@@ -105,6 +107,11 @@ async def start_sidecar(
     if port == 0:
         raise RuntimeError(f"could not listen on {settings.listen}")
     await server.start()
+    metrics.get_meter("retrieval_service").create_observable_gauge(
+        "crmmem.index.points",
+        [lambda _options: [Observation(index.count(), {"backend": index.backend})]],
+        description="points in the vector index",
+    )
     for name in ("", SERVICE_NAME):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)
     return RunningSidecar(server, port, health, index, batcher, (model_thread, executor))

@@ -8,6 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import SpanKind, Status, StatusCode
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -56,6 +58,36 @@ def _sqlite_engine(url: str) -> Engine:
         connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine
+
+
+def trace_sql(engine: Engine, tracer_provider: TracerProvider) -> None:
+    """A client span per statement, so a trace shows the SQL that validated a recall."""
+    tracer = tracer_provider.get_tracer("memory_service.storage")
+    system = "postgresql" if engine.dialect.name == "postgresql" else engine.dialect.name
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _start(
+        conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: Any
+    ) -> None:
+        operation = statement.split(None, 1)[0].upper() if statement.strip() else "SQL"
+        span = tracer.start_span(f"SQL {operation}", kind=SpanKind.CLIENT)
+        span.set_attribute("db.system", system)
+        span.set_attribute("db.statement", statement[:1000])  # parameters are never recorded
+        conn.info.setdefault("crmmem_spans", []).append(span)
+
+    @event.listens_for(engine, "after_cursor_execute")
+    def _end(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: Any) -> None:
+        spans = conn.info.get("crmmem_spans")
+        if spans:
+            spans.pop().end()
+
+    @event.listens_for(engine, "handle_error")
+    def _failed(context: Any) -> None:
+        spans = context.connection.info.get("crmmem_spans") if context.connection else None
+        if spans:
+            span = spans.pop()
+            span.set_status(Status(StatusCode.ERROR, type(context.original_exception).__name__))
+            span.end()
 
 
 class SqlUnitOfWork:

@@ -43,7 +43,12 @@ from memory_service.storage.repositories import (
     purge_deletion_markers,
     purge_idempotency_keys,
 )
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
+from memory_service.storage.unit_of_work import (
+    SqlUnitOfWorkFactory,
+    create_database_engine,
+    trace_sql,
+)
+from memory_service.telemetry import exporting_traces
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.context_servicer import ContextServicer
 from memory_service.transport.import_servicer import ImportRunner, ImportServicer
@@ -90,6 +95,8 @@ def build_server(
     settings: Settings, tracer_provider: TracerProvider | None = None
 ) -> RunningServer:
     engine = create_database_engine(settings.database_url)
+    if tracer_provider is not None and exporting_traces():
+        trace_sql(engine, tracer_provider)
     if settings.auto_migrate:
         migrate.upgrade(engine)
     elif not migrate.is_current(engine):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
@@ -16,7 +17,7 @@ from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from crmmem.memory.v1 import memory_service_pb2_grpc as service_grpc
 from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
-from opentelemetry import trace
+from opentelemetry import metrics, trace
 
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
@@ -32,6 +33,9 @@ from memory_service.transport.retrieval_client import SearchUnavailable
 from memory_service.transport.runner import Transactions
 
 log = logging.getLogger(__name__)
+rpc_duration = metrics.get_meter("memory_service").create_histogram(
+    "crmmem.rpc.duration", unit="s", description="server-side duration of each RPC"
+)
 EXPORT_PAGE = 500
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
@@ -44,6 +48,9 @@ def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext
     @functools.wraps(handler)
     def wrapper(self: Any, request: Req, context: grpc.ServicerContext) -> Resp:
         span = trace.get_current_span()
+        span.set_attribute("crmmem.rpc", handler.__name__)
+        started = time.perf_counter()
+        outcome = "OK"
         try:
             remaining = context.time_remaining()
             if remaining is not None and remaining <= 0:
@@ -54,10 +61,16 @@ def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext
         except DomainError as error:
             span.set_attribute("crmmem.error_reason", error.reason)
             status = to_status(error)
+            outcome = error.reason
         except Exception:
             trace_id = format(span.get_span_context().trace_id, "032x")
             log.exception("unexpected failure in %s (trace %s)", handler.__name__, trace_id)
             status = internal_status(trace_id)
+            outcome = "INTERNAL"
+        finally:
+            rpc_duration.record(
+                time.perf_counter() - started, {"rpc": handler.__name__, "outcome": outcome}
+            )
         context.set_code(status.code)  # lets the tracing interceptor record the status
         context.set_details(status.details)
         context.abort_with_status(status)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from opentelemetry import metrics, trace
+from opentelemetry.metrics import CallbackOptions, Observation
 
 from memory_service.domain.indexing import IndexDocument, index_document
 from memory_service.domain.model import utcnow
@@ -54,7 +55,24 @@ class OutboxWorker:
         self._thread = threading.Thread(target=self._run, name="outbox-worker", daemon=True)
 
     def start(self) -> None:
+        meter.create_observable_gauge(
+            "crmmem.outbox.depth", [self._observe_depth], description="due outbox items"
+        )
+        meter.create_observable_gauge(
+            "crmmem.outbox.oldest_age",
+            [self._observe_age],
+            unit="s",
+            description="age of the oldest due outbox item",
+        )
         self._thread.start()
+
+    def _observe_depth(self, _options: CallbackOptions) -> list[Observation]:
+        return [Observation(self._store.depth(utcnow())[0])]
+
+    def _observe_age(self, _options: CallbackOptions) -> list[Observation]:
+        now = utcnow()
+        oldest = self._store.depth(now)[1]
+        return [Observation((now - oldest).total_seconds() if oldest else 0.0)]
 
     def wake(self) -> None:
         self._wake.set()
@@ -100,8 +118,10 @@ class OutboxWorker:
                 return 0
             self._store.complete(self._owner, [item.id for item in items])
             done = utcnow()
-            for item in items:
-                lag_histogram.record((done - max(item.create_time, item.due_time)).total_seconds())
+            lags = [(done - max(i.create_time, i.due_time)).total_seconds() for i in items]
+            for lag in lags:
+                lag_histogram.record(lag)
+            span.set_attribute("crmmem.outbox.lag_seconds", max(lags))
             return len(items)
 
     def _sync_tenant(self, tenant_id: str, items: list[OutboxItem]) -> list[IndexDocument]:

@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -207,34 +208,40 @@ def test_recall_validates_its_input(mara: Client) -> None:
 
 
 def test_one_trace_spans_both_services(mara: Client, otlp: OtlpCollector) -> None:
-    query = f"favourite colour {uuid.uuid4().hex[:6]}"
-    recall(mara, query)
+    """One recall: the memory service's server span, its SQL and its client call, and the
+    sidecar's server span, embedding and vector search, all under one trace id."""
+    recall(mara, f"favourite colour {uuid.uuid4().hex[:6]}")
 
-    def recall_spans(spans: list) -> list:  # type: ignore[type-arg]
-        return [s for s in spans if s.name.endswith("/RecallMemories")]
-
-    def joined(spans: list) -> bool:  # type: ignore[type-arg]
-        traces = {s.trace_id for s in recall_spans(spans)}
-        search = {
+    def our_traces(spans: list[Any]) -> set[str]:
+        return {
             s.trace_id
             for s in spans
-            if s.service == "retrieval-service" and s.name.endswith("/Search")
+            if s.name.endswith("/RecallMemories")
+            and s.attributes.get("crmmem.tenant_id") == mara.tenant
         }
-        return bool(traces & search)
 
-    spans = otlp.wait_for(joined)
-    assert joined(spans), "no retrieval span shared a trace with a recall"
-    trace_ids = {s.trace_id for s in recall_spans(spans)} & {
-        s.trace_id for s in spans if s.service == "retrieval-service"
-    }
-    in_trace = [s for s in spans if s.trace_id in trace_ids]
-    services = {s.service for s in in_trace}
-    assert {"memory-service", "retrieval-service"} <= services
-    names = {s.name for s in in_trace}
-    assert {"embed.query", "vector.search", "recall.validate"} <= names
+    def complete(spans: list[Any]) -> bool:
+        traces = our_traces(spans)
+        names = {s.name for s in spans if s.trace_id in traces}
+        return {"embed.query", "vector.search", "recall.validate"} <= names
+
+    spans = otlp.wait_for(complete)
+    traces = our_traces(spans)
+    assert len(traces) == 1, "one recall, one trace"
+    in_trace = [s for s in spans if s.trace_id in traces]
+    assert {s.service for s in in_trace} == {"memory-service", "retrieval-service"}
+    assert {"embed.query", "vector.search", "recall.validate"} <= {s.name for s in in_trace}
+    sidecar_search = [
+        s for s in in_trace if s.service == "retrieval-service" and s.name.endswith("/Search")
+    ]
+    assert sidecar_search, "the sidecar's server span joined the trace"
     server_span = next(s for s in in_trace if s.name.endswith("/RecallMemories"))
     assert server_span.attributes["crmmem.recall.degraded"] is False
     assert "crmmem.recall.dropped" in server_span.attributes
+    assert server_span.attributes["crmmem.rpc"] == "RecallMemories"
+    sql = [s for s in in_trace if s.service == "memory-service" and "db.system" in s.attributes]
+    assert sql, "the recall's SQL shows up in its trace"
+    assert {s.attributes["db.system"] for s in sql} <= {"sqlite", "postgresql"}
 
 
 # --- A14: the sidecar dies and comes back ------------------------------------------------------
