@@ -44,6 +44,7 @@ $(GEN)/.stamp: $(INSTALLED) $(PROTOS)
 
 lint: gen
 	$(BIN)/buf lint
+	if git rev-parse -q --verify HEAD~1 >/dev/null; then $(BIN)/buf breaking --against '.git#ref=HEAD~1'; fi
 	$(BIN)/ruff check memory_service retrieval_service tests bench scripts examples
 	$(BIN)/ruff format --check memory_service retrieval_service tests bench scripts examples
 	$(BIN)/mypy
