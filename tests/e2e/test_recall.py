@@ -374,3 +374,39 @@ def test_a6_delete_while_extraction_is_in_flight(
         ),
         message="the sidecar still returns the deleted memory",
     )
+
+
+def test_proposal_decisions_and_outbox_lag_are_searchable_in_traces(
+    mara: Client, otlp: OtlpCollector
+) -> None:
+    said = mara.transcript.AppendMessage(
+        tr.AppendMessageRequest(
+            parent=f"conversations/c-{uuid.uuid4().hex[:6]}",
+            message=tr.Message(speaker=memory_pb2.SPEAKER_USER, text="my password is Hunter2!"),
+        )
+    ).message.name
+    mara.context.ProposeMemory(
+        ctx_pb.ProposeMemoryRequest(
+            memory=memory_pb2.Memory(
+                scope=memory_pb2.Scope(type=memory_pb2.SCOPE_TYPE_USER),
+                key="login",
+                kind=memory_pb2.MEMORY_KIND_FACT,
+            ),
+            value="password Hunter2!",
+            method=memory_pb2.PROVENANCE_METHOD_USER_STATEMENT,
+            evidence_messages=[said],
+        )
+    )
+    create_pref(mara, "desk", "likes a standing desk")
+
+    def found(spans: list[Any]) -> bool:
+        decided = [
+            s for s in spans
+            if s.name.endswith("/ProposeMemory")
+            and s.attributes.get("crmmem.tenant_id") == mara.tenant
+            and s.attributes.get("crmmem.proposal.decision") == "REFUSED_SECRET"
+        ]  # fmt: skip
+        drained = [s for s in spans if "crmmem.outbox.lag_seconds" in s.attributes]
+        return bool(decided and drained)
+
+    assert found(otlp.wait_for(found)), "decision and outbox lag attributes were exported"
