@@ -62,6 +62,27 @@ def sidecar(address: str) -> rpb_grpc.RetrievalServiceStub:
     return rpb_grpc.RetrievalServiceStub(grpc.insecure_channel(address))
 
 
+def inject(address: str, tenant: str, documents: list[tuple[memory_pb2.Memory, str]]) -> None:
+    """Make the sidecar hold these texts for these memories, filed as mara's, at a version newer
+    than anything the outbox will send: search now proposes what the records may not support."""
+    sidecar(address).UpsertDocuments(
+        rpb.UpsertDocumentsRequest(
+            documents=[
+                rpb.Document(
+                    id=memory_id(memory),
+                    tenant_id=tenant,
+                    version=10_000,
+                    revision_number=1,
+                    text=text,
+                    scope_type="USER",
+                    scope_id="mara",
+                )
+                for memory, text in documents
+            ]
+        )
+    )
+
+
 def memory_id(memory: memory_pb2.Memory) -> str:
     return memory.name.split("/")[1]
 
@@ -96,21 +117,8 @@ def test_corrected_memory_never_comes_back_as_the_old_revision(
     until_recalled(mara, "morning meetings", "prefers morning meetings")
     corrected = correct(mara, morning, "prefers afternoon meetings").memory
     until_recalled(mara, "afternoon meetings", "prefers afternoon meetings")
-    # Make the sidecar hold the old text again, newer than anything the outbox will send.
-    sidecar(retrieval_server.address).UpsertDocuments(
-        rpb.UpsertDocumentsRequest(
-            documents=[
-                rpb.Document(
-                    id=memory_id(corrected),
-                    tenant_id=tenant,
-                    version=10_000,
-                    revision_number=1,
-                    text="meeting time: prefers morning meetings",
-                    scope_type="USER",
-                    scope_id="mara",
-                )
-            ]
-        )
+    inject(
+        retrieval_server.address, tenant, [(corrected, "meeting time: prefers morning meetings")]
     )
     stale = sidecar(retrieval_server.address).Search(
         rpb.SearchRequest(tenant_id=tenant, query="prefers morning meetings", limit=3)
@@ -145,21 +153,10 @@ def test_foreign_tenant_and_deleted_candidates_are_dropped(
         message="the deleted memory stayed in the index",
     )
     # Now make search propose both anyway: a foreign id filed under our tenant, and the deleted one.
-    sidecar(retrieval_server.address).UpsertDocuments(
-        rpb.UpsertDocumentsRequest(
-            documents=[
-                rpb.Document(
-                    id=memory_id(m),
-                    tenant_id=tenant,
-                    version=10_000,
-                    revision_number=1,
-                    text=f"crimson {text}",
-                    scope_type="USER",
-                    scope_id="mara",
-                )
-                for m, text in ((foreign, "shirts"), (gone, "shoes size 44"))
-            ]
-        )
+    inject(
+        retrieval_server.address,
+        tenant,
+        [(foreign, "crimson shirts"), (gone, "crimson shoes size 44")],
     )
     reply = recall(mara, "crimson shirts and shoes", limit=10)
     assert not reply.degraded
@@ -175,21 +172,9 @@ def test_another_users_memory_is_never_recalled(
     secret = create_pref(sam, "gift_idea", "wants a turquoise fountain pen")
     until_recalled(sam, "turquoise pen", "wants a turquoise fountain pen")
     assert recall(mara, "turquoise fountain pen").memories == []
-    sidecar(retrieval_server.address).UpsertDocuments(
-        rpb.UpsertDocumentsRequest(
-            documents=[
-                rpb.Document(
-                    id=memory_id(secret),
-                    tenant_id=tenant,
-                    version=10_000,
-                    revision_number=1,
-                    text="turquoise fountain pen",
-                    scope_type="USER",
-                    scope_id="mara",  # filed as if it were mara's
-                )
-            ]
-        )
-    )
+    inject(
+        retrieval_server.address, tenant, [(secret, "turquoise fountain pen")]
+    )  # sam's, filed as mara's
     reply = recall(mara, "turquoise fountain pen")
     assert reply.memories == []
     assert dropped(reply) == {DROPPED.DROP_REASON_NOT_VISIBLE: 1}
