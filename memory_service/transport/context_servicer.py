@@ -19,10 +19,10 @@ from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.recall import Recaller, annotate, recalled_protos
 from memory_service.transport.retrieval_client import SearchUnavailable
 from memory_service.transport.runner import Transactions
-from memory_service.transport.servicers import _as_of, _Servicer, rpc
+from memory_service.transport.servicers import ServicerBase, as_of_instant, rpc
 
 
-class ContextServicer(_Servicer, ctx_grpc.ContextServiceServicer):
+class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
     def __init__(
         self,
         authenticator: TokenAuthenticator,
@@ -42,7 +42,7 @@ class ContextServicer(_Servicer, ctx_grpc.ContextServiceServicer):
     def BuildContext(
         self, request: ctx_pb.BuildContextRequest, context: grpc.ServicerContext, identity: Identity
     ) -> ctx_pb.BuildContextResponse:
-        instant = _as_of(request)
+        instant = as_of_instant(request)
         query = convert.recall_query(request.query) if request.query.strip() else ""
         limit = convert.recall_limit(request.recall_limit)
         context_request = cc.context_request(request, instant)
@@ -131,7 +131,7 @@ class ContextServicer(_Servicer, ctx_grpc.ContextServiceServicer):
         identity: Identity,
     ) -> ctx_pb.ListOverridesResponse:
         parent = cc.parse_parent(request.parent)
-        instant = _as_of(request)
+        instant = as_of_instant(request)
         limit = convert.page_size(request.page_size)
         after = convert.decode_page_token(request, request.page_token)
         overrides = self.tx.read(

@@ -31,7 +31,7 @@ from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.convert import EnumMap
 from memory_service.transport.runner import Transactions
-from memory_service.transport.servicers import _Servicer, rpc
+from memory_service.transport.servicers import ServicerBase, rpc
 
 log = logging.getLogger(__name__)
 BATCH_NAME = re.compile(r"^importBatches/([0-9a-f]{32})$")
@@ -159,7 +159,7 @@ class ImportRunner:
         self._pool.shutdown(wait=True, cancel_futures=False)
 
 
-class ImportServicer(_Servicer, imp_grpc.ImportServiceServicer):
+class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
     def __init__(
         self,
         authenticator: TokenAuthenticator,

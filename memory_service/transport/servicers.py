@@ -79,17 +79,17 @@ def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext
     return wrapper
 
 
-class _Servicer:
+class ServicerBase:
     def __init__(self, authenticator: TokenAuthenticator, transactions: Transactions) -> None:
         self.authenticator = authenticator
         self.tx = transactions
 
 
-def _as_of(request: Any) -> datetime:
+def as_of_instant(request: Any) -> datetime:
     return convert.to_time(request, "as_of", "as_of") or utcnow()
 
 
-class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
+class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
     def __init__(
         self,
         authenticator: TokenAuthenticator,
@@ -132,7 +132,7 @@ class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
         identity: Identity,
     ) -> service_pb.GetMemoryResponse:
         memory_id = convert.parse_memory_name(request.name)
-        instant = _as_of(request)
+        instant = as_of_instant(request)
         memory = self.tx.read(identity, lambda uow: self.memories.get(uow, identity, memory_id))
         return service_pb.GetMemoryResponse(memory=convert.memory_proto(memory, instant))
 
@@ -146,7 +146,7 @@ class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
         limit = convert.page_size(request.page_size)
         after = convert.decode_page_token(request, request.page_token)
         memory_filter = convert.memory_filter(request)
-        instant = _as_of(request)
+        instant = as_of_instant(request)
         memories, next_after = self.tx.read(
             identity,
             lambda uow: self.memories.list(
@@ -288,7 +288,7 @@ class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
         query = convert.recall_query(request.query)
         limit = convert.recall_limit(request.limit)
         hint = convert.scope_hint(request.scope_type, request.scope_id)
-        instant = _as_of(request)
+        instant = as_of_instant(request)
         time_remaining = context.time_remaining()
         outcome = self.tx.read(
             identity,
@@ -362,7 +362,7 @@ class MemoryServicer(_Servicer, service_grpc.MemoryServiceServicer):
         )
 
 
-class TranscriptServicer(_Servicer, transcript_grpc.TranscriptServiceServicer):
+class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer):
     def __init__(
         self,
         authenticator: TokenAuthenticator,
@@ -416,7 +416,7 @@ class TranscriptServicer(_Servicer, transcript_grpc.TranscriptServiceServicer):
         )
 
 
-class AccessServicer(_Servicer, access_grpc.AccessServiceServicer):
+class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
     def __init__(
         self, authenticator: TokenAuthenticator, transactions: Transactions, access: AccessUseCases
     ) -> None:
