@@ -80,6 +80,8 @@ def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext
 
 
 class ServicerBase:
+    """What every servicer shares: one authenticator and one way to run transactions."""
+
     def __init__(self, authenticator: TokenAuthenticator, transactions: Transactions) -> None:
         self.authenticator = authenticator
         self.tx = transactions
