@@ -83,6 +83,12 @@ def inject(address: str, tenant: str, documents: list[tuple[memory_pb2.Memory, s
     )
 
 
+def searched(address: str, tenant: str, query: str) -> list[str]:
+    """The ids the sidecar itself proposes, before any validation."""
+    reply = sidecar(address).Search(rpb.SearchRequest(tenant_id=tenant, query=query, limit=10))
+    return [c.id for c in reply.candidates]
+
+
 def memory_id(memory: memory_pb2.Memory) -> str:
     return memory.name.split("/")[1]
 
@@ -141,15 +147,7 @@ def test_foreign_tenant_and_deleted_candidates_are_dropped(
     until_recalled(mara, "crimson shoes", "wears size 44 crimson shoes")
     delete(mara, gone.name)
     eventually(
-        lambda: (
-            memory_id(gone)
-            not in [
-                c.id
-                for c in sidecar(retrieval_server.address)
-                .Search(rpb.SearchRequest(tenant_id=tenant, query="crimson shoes", limit=10))
-                .candidates
-            ]
-        ),
+        lambda: memory_id(gone) not in searched(retrieval_server.address, tenant, "crimson shoes"),
         message="the deleted memory stayed in the index",
     )
     # Now make search propose both anyway: a foreign id filed under our tenant, and the deleted one.
@@ -348,15 +346,7 @@ def test_a6_delete_while_extraction_is_in_flight(
     context = mara.context.BuildContext(ctx_pb.BuildContextRequest())
     assert all(m.memory.key != "seat" for m in context.memories)
     eventually(
-        lambda: (
-            memory_id(seat)
-            not in [
-                c.id
-                for c in sidecar(retrieval_server.address)
-                .Search(rpb.SearchRequest(tenant_id=tenant, query="aisle seats", limit=10))
-                .candidates
-            ]
-        ),
+        lambda: memory_id(seat) not in searched(retrieval_server.address, tenant, "aisle seats"),
         message="the sidecar still returns the deleted memory",
     )
 
