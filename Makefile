@@ -25,7 +25,7 @@ clients/node/node_modules/.installed: clients/node/package.json clients/node/pac
 
 venv: $(INSTALLED)
 
-# torch is pinned here so that nothing pulls a CUDA build (SPEC §8).
+# torch is pinned here so that nothing pulls a CUDA build (the CPU build; an unpinned torch pulls CUDA).
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
@@ -63,7 +63,7 @@ token: gen
 clean:
 	rm -rf build .mypy_cache .ruff_cache .pytest_cache
 
-# Budgets of SPEC §7, printed as JSON (not part of make test).
+# Performance budgets, printed as JSON (not part of make test).
 bench: gen
 	$(BIN)/python -m bench.correction_bench
 	$(BIN)/python -m bench.recall_bench
