@@ -18,9 +18,33 @@ from memory_service.domain.model import (
 KEY_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]{0,127}$")
 SUBJECT_ID_PATTERN = re.compile(r"^[A-Za-z0-9._@:-]{1,128}$")
 CONVERSATION_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+# Sizes of text, in characters. The storage models take their column lengths from here, and the
+# API edge refuses longer input, so SQLite and PostgreSQL accept exactly the same requests.
+MAX_ID_CHARS = 128  # tenant, user, customer, key, conversation ids
+MAX_REQUEST_ID_CHARS = 64
+MAX_EVIDENCE_REF_CHARS = 320  # conversations/{id}/messages/{id}, importBatches/{id}/items/{id}
+MAX_RESOURCE_NAME_CHARS = 320  # the longest is users/{user}/customerGrants/{customer}
+MAX_DISPLAY_NAME_CHARS = 256
+MAX_SOURCE_REF_CHARS = 512  # where an archive item came from, and an attachment's name
 MAX_VALUE_CHARS = 4000
 MAX_QUOTE_CHARS = 2000
 MAX_MESSAGE_CHARS = 32000
+MAX_QUERY_CHARS = 2000
+MAX_FILTER_CHARS = 200
+MAX_PAGE_TOKEN_CHARS = 1024
+# Numbers kept in 32-bit INTEGER columns (revision numbers, sequences, ordinals, counts).
+MAX_STORED_INT = 2**31 - 1
+MAX_REVISION_NUMBER = 999_999_999  # memories/{id}/revisions/{1-9 digits}
+
+
+def text_problem(text: str, max_chars: int) -> str | None:
+    """Why `text` cannot be stored, or None. PostgreSQL refuses NUL in text; columns have sizes."""
+    if "\x00" in text:
+        return "must not contain NUL characters"
+    if len(text) > max_chars:
+        return f"is longer than {max_chars} characters"
+    return None
 
 
 def state_at(revision: Revision, instant: datetime) -> RevisionStatus:

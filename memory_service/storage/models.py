@@ -20,8 +20,13 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
+from memory_service.domain import rules
+
 ID = String(32)
-NAME = String(128)
+NAME = String(rules.MAX_ID_CHARS)
+EVIDENCE_REF = String(rules.MAX_EVIDENCE_REF_CHARS)
+SOURCE_REF = String(rules.MAX_SOURCE_REF_CHARS)
+DISPLAY_NAME = String(rules.MAX_DISPLAY_NAME_CHARS)
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -87,7 +92,7 @@ class RevisionRow(Base):
     speaker: Mapped[str] = mapped_column(String(16))
     method: Mapped[str] = mapped_column(String(32))
     evidence_type: Mapped[str] = mapped_column(String(32))
-    evidence_ref: Mapped[str] = mapped_column(String(320))
+    evidence_ref: Mapped[str] = mapped_column(EVIDENCE_REF)
     quote: Mapped[str] = mapped_column(Text)
     source_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     create_time: Mapped[datetime] = mapped_column(UtcDateTime)
@@ -143,7 +148,7 @@ class IdempotencyRow(Base):
 
     tenant_id: Mapped[str] = mapped_column(NAME, primary_key=True)
     user_id: Mapped[str] = mapped_column(NAME, primary_key=True)
-    request_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    request_id: Mapped[str] = mapped_column(String(rules.MAX_REQUEST_ID_CHARS), primary_key=True)
     method: Mapped[str] = mapped_column(String(64))
     fingerprint: Mapped[str] = mapped_column(String(64))
     response: Mapped[bytes] = mapped_column(LargeBinary)
@@ -187,7 +192,7 @@ class OverrideRow(Base):
     expire_time: Mapped[datetime] = mapped_column(UtcDateTime)
     create_time: Mapped[datetime] = mapped_column(UtcDateTime)
     author_user_id: Mapped[str] = mapped_column(NAME)
-    evidence_ref: Mapped[str] = mapped_column(String(320))
+    evidence_ref: Mapped[str] = mapped_column(EVIDENCE_REF)
 
     __table_args__ = (
         Index("ix_overrides_parent", "tenant_id", "parent_type", "parent_id", "expire_time"),
@@ -201,8 +206,8 @@ class CustomerRow(Base):
 
     tenant_id: Mapped[str] = mapped_column(NAME, primary_key=True)
     customer_id: Mapped[str] = mapped_column(NAME, primary_key=True)
-    display_name: Mapped[str] = mapped_column(String(256))
-    match_name: Mapped[str] = mapped_column(String(256))
+    display_name: Mapped[str] = mapped_column(DISPLAY_NAME)
+    match_name: Mapped[str] = mapped_column(DISPLAY_NAME)
     create_time: Mapped[datetime] = mapped_column(UtcDateTime)
 
     __table_args__ = (Index("ix_customers_match_name", "tenant_id", "match_name"),)
@@ -248,8 +253,8 @@ class ImportItemRow(Base):
     text: Mapped[str] = mapped_column(Text)
     lineage_hash: Mapped[str] = mapped_column(String(64))
     source_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
-    source_ref: Mapped[str] = mapped_column(String(512))
-    attachment: Mapped[str] = mapped_column(String(512))
+    source_ref: Mapped[str] = mapped_column(SOURCE_REF)
+    attachment: Mapped[str] = mapped_column(SOURCE_REF)
     review: Mapped[str] = mapped_column(String(16))
     memory_id: Mapped[str] = mapped_column(String(32))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -55,6 +57,10 @@ class TokenAuthenticator:
         if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
             raise Unauthenticated("the token's roles claim must be a list of strings")
         return Identity(tenant, user, frozenset(roles))
+
+    def derived_key(self, purpose: str) -> str:
+        """A key for another use of the secret (page tokens), independent of the JWT key."""
+        return hmac.new(self._secret.encode(), purpose.encode(), hashlib.sha256).hexdigest()
 
     def mint(
         self, tenant: str, user: str, roles: Sequence[str] = (), ttl_seconds: int = 86400

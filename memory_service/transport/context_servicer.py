@@ -16,6 +16,7 @@ from memory_service.domain.recall import RecallResult
 from memory_service.transport import convert
 from memory_service.transport import convert_context as cc
 from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.paging import ID
 from memory_service.transport.recall import Recaller, annotate, recalled_protos
 from memory_service.transport.retrieval_client import SearchUnavailable
 from memory_service.transport.runner import Transactions
@@ -132,16 +133,14 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
     ) -> ctx_pb.ListOverridesResponse:
         parent = cc.parse_parent(request.parent)
         instant = as_of_instant(request)
-        limit = convert.page_size(request.page_size)
-        after = convert.decode_page_token(request, request.page_token)
+        page = self.pages.page(request, identity, [ID])
+        after = page.after[0] if page.after else ""
         overrides = self.tx.read(
             identity,
-            lambda uow: self.overrides.active(
-                uow, identity, parent, instant, str(after[0]) if after else "", limit + 1
-            ),
+            lambda uow: self.overrides.active(uow, identity, parent, instant, after, page.size + 1),
         )
-        page = overrides[:limit]
-        token = convert.encode_page_token(request, [page[-1].id]) if len(overrides) > limit else ""
+        shown = overrides[: page.size]
+        token = page.next_token(shown[-1].id) if len(overrides) > page.size else ""
         return ctx_pb.ListOverridesResponse(
-            overrides=[cc.override_proto(o) for o in page], next_page_token=token
+            overrides=[cc.override_proto(o) for o in shown], next_page_token=token
         )

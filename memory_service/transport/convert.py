@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import json
 import re
 import uuid
 from datetime import UTC, datetime
@@ -57,10 +53,6 @@ GRANT_NAME = re.compile(
     r"^users/([A-Za-z0-9._@:-]{1,128})/customerGrants/([A-Za-z0-9._@:-]{1,128})$"
 )
 ETAG = re.compile(r"^v([1-9][0-9]{0,17})$")
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 1000
-MAX_FILTER_CHARS = 200
-MAX_QUERY_CHARS = 2000
 MAX_RECALL_LIMIT = 50
 DEFAULT_RECALL_LIMIT = 5
 
@@ -246,46 +238,6 @@ def key_field(value: str, field: str, *, required: bool) -> str:
     return value
 
 
-# --- pagination (AIP-158) --------------------------------------------------------------------
-
-
-def page_size(value: int, field: str = "page_size") -> int:
-    if value < 0:
-        raise InvalidArgument(field, "must not be negative")
-    return min(value or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-
-
-def _query_fingerprint(request: ProtoMessage) -> str:
-    """A page token is only valid for the query that produced it."""
-    query = type(request)()
-    query.CopyFrom(request)
-    for name in ("page_token", "page_size"):
-        query.ClearField(name)
-    return hashlib.sha256(query.SerializeToString(deterministic=True)).hexdigest()[:16]
-
-
-def encode_page_token(request: ProtoMessage, after: list[str | int]) -> str:
-    payload = json.dumps({"q": _query_fingerprint(request), "a": after}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
-
-
-def decode_page_token(
-    request: ProtoMessage, token: str, field: str = "page_token"
-) -> list[str | int]:
-    if not token:
-        return []
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        payload = json.loads(raw)
-        after = payload["a"]
-        query = payload["q"]
-    except (binascii.Error, ValueError, KeyError, TypeError):
-        raise InvalidArgument(field, "is not a token this service issued") from None
-    if query != _query_fingerprint(request) or not isinstance(after, list):
-        raise InvalidArgument(field, "belongs to a different query; start again without it")
-    return after
-
-
 # --- requests -> domain ----------------------------------------------------------------------
 
 
@@ -293,10 +245,6 @@ def revision_draft(draft: pb.RevisionDraft, field: str = "revision") -> Revision
     value = draft.value.strip()
     if not value:
         raise InvalidArgument(f"{field}.value", "is required")
-    if len(value) > rules.MAX_VALUE_CHARS:
-        raise InvalidArgument(
-            f"{field}.value", f"is longer than {rules.MAX_VALUE_CHARS} characters"
-        )
     valid_from = to_time(draft, "valid_from", f"{field}.valid_from")
     valid_until = to_time(draft, "valid_until", f"{field}.valid_until")
     rules.check_interval(valid_from, valid_until, field)
@@ -317,10 +265,6 @@ def provenance_draft(provenance: pb.Provenance, field: str) -> ProvenanceDraft:
         evidence = EvidenceRef(EvidenceType.IMPORT_ITEM, provenance.import_item)
     else:
         raise InvalidArgument(field, "needs evidence: transcript_message or import_item")
-    if len(provenance.quote) > rules.MAX_QUOTE_CHARS:
-        raise InvalidArgument(
-            f"{field}.quote", f"is longer than {rules.MAX_QUOTE_CHARS} characters"
-        )
     return ProvenanceDraft(
         speaker=speaker,
         method=method,
@@ -356,8 +300,6 @@ def memory_filter(request: service_pb.ListMemoriesRequest) -> MemoryFilter:
     scope_id = subject_id(request.scope_id, "scope_id", required=False)
     if scope_id and scope_type is None:
         raise InvalidArgument("scope_id", "needs scope_type")
-    if len(request.value_contains) > MAX_FILTER_CHARS:
-        raise InvalidArgument("value_contains", f"is longer than {MAX_FILTER_CHARS} characters")
     return MemoryFilter(
         scope_type=scope_type,
         scope_id=scope_id,
@@ -373,10 +315,6 @@ def message_input(message: transcript_pb.Message) -> tuple[Speaker, str, TurnSta
     speaker = SPEAKERS.required(message.speaker, "message.speaker")
     if not message.text.strip():
         raise InvalidArgument("message.text", "is required")
-    if len(message.text) > rules.MAX_MESSAGE_CHARS:
-        raise InvalidArgument(
-            "message.text", f"is longer than {rules.MAX_MESSAGE_CHARS} characters"
-        )
     status = TURN_STATUSES.optional(message.status, "message.status")
     return speaker, message.text, status or TurnStatus.COMPLETED
 
@@ -384,8 +322,6 @@ def message_input(message: transcript_pb.Message) -> tuple[Speaker, str, TurnSta
 def recall_query(query: str) -> str:
     if not query.strip():
         raise InvalidArgument("query", "is required")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidArgument("query", f"is longer than {MAX_QUERY_CHARS} characters")
     return query.strip()
 
 

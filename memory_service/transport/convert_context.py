@@ -85,8 +85,6 @@ def override_draft(override: ctx_pb.Override) -> OverrideDraft:
     value = override.value.strip()
     if not value:
         raise InvalidArgument("override.value", "is required")
-    if len(value) > rules.MAX_VALUE_CHARS:
-        raise InvalidArgument("override.value", f"is longer than {rules.MAX_VALUE_CHARS}")
     return OverrideDraft(
         key=convert.key_field(override.key, "override.key", required=True),
         key_context=convert.key_field(override.key_context, "override.key_context", required=False),
@@ -116,8 +114,6 @@ def proposal(request: ctx_pb.ProposeMemoryRequest) -> Proposal:
     value = request.value.strip()
     if not value:
         raise InvalidArgument("value", "is required")
-    if len(value) > rules.MAX_VALUE_CHARS:
-        raise InvalidArgument("value", f"is longer than {rules.MAX_VALUE_CHARS} characters")
     if not request.evidence_messages:
         raise InvalidArgument("evidence_messages", "needs at least one transcript message")
     if len(request.evidence_messages) > MAX_EVIDENCE:
@@ -159,10 +155,10 @@ def context_request(request: ctx_pb.BuildContextRequest, instant: datetime) -> C
                     )
                 )
             )
-        elif which == "name" and reference.name.strip() and len(reference.name) <= 256:
+        elif which == "name" and reference.name.strip():
             customers.append(CustomerRef(name=reference.name.strip()))
         else:
-            raise InvalidArgument(field, "needs a customer_id or a name (at most 256 characters)")
+            raise InvalidArgument(field, "needs a customer_id or a name")
     return ContextRequest(
         conversation_id=conversation_id,
         task_id=task_id,

@@ -30,6 +30,7 @@ from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.convert import EnumMap
+from memory_service.transport.paging import ORDINAL
 from memory_service.transport.runner import Transactions
 from memory_service.transport.servicers import ServicerBase, rpc
 
@@ -242,19 +243,18 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
     ) -> imp_pb.ListImportItemsResponse:
         batch_id = parse_batch(request.parent, "parent")
         outcome = OUTCOMES.optional(request.outcome, "outcome")
-        limit = convert.page_size(request.page_size)
-        after = convert.decode_page_token(request, request.page_token)
-        after_ordinal = int(after[0]) if after else -1
+        page = self.pages.page(request, identity, [ORDINAL])
+        after_ordinal = page.after[0] if page.after else -1
         items = self.tx.read(
             identity,
             lambda uow: self.imports.items(
-                uow, identity, batch_id, outcome, after_ordinal, limit + 1
+                uow, identity, batch_id, outcome, after_ordinal, page.size + 1
             ),
         )
-        page = items[:limit]
-        token = convert.encode_page_token(request, [page[-1].ordinal]) if len(items) > limit else ""
+        shown = items[: page.size]
+        token = page.next_token(shown[-1].ordinal) if len(items) > page.size else ""
         return imp_pb.ListImportItemsResponse(
-            items=[item_proto(i) for i in page], next_page_token=token
+            items=[item_proto(i) for i in shown], next_page_token=token
         )
 
     @rpc
@@ -273,8 +273,6 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         key_context = convert.key_field(memory.key_context, "memory.key_context", required=False)
         kind = convert.KINDS.required(memory.kind, "memory.kind")
         value = request.value.strip()
-        if len(value) > 4000:
-            raise InvalidArgument("value", "is longer than 4000 characters")
 
         def work(uow: UnitOfWork) -> imp_pb.ConfirmImportItemResponse:
             now = utcnow()

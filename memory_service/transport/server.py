@@ -51,6 +51,7 @@ from memory_service.storage.unit_of_work import (
 from memory_service.telemetry import exporting_traces
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.context_servicer import ContextServicer
+from memory_service.transport.edge import DecodeInterceptor
 from memory_service.transport.import_servicer import ImportRunner, ImportServicer
 from memory_service.transport.recall import Recaller
 from memory_service.transport.retrieval_client import CircuitBreaker, RetrievalClient
@@ -121,7 +122,7 @@ def build_server(
 
     server = grpc.server(
         ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="rpc"),
-        interceptors=[server_interceptor(tracer_provider=tracer_provider)],
+        interceptors=[server_interceptor(tracer_provider=tracer_provider), DecodeInterceptor()],
         # Archives for import are up to 64 MiB; everything else is far smaller.
         options=[("grpc.max_receive_message_length", 65 * 1024 * 1024)],
     )

@@ -27,7 +27,9 @@ from memory_service.domain.ports import UnitOfWork
 from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
 from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.edge import check_request
 from memory_service.transport.errors import internal_status, to_status
+from memory_service.transport.paging import ID, KEY_PURPOSE, ORDINAL, PageTokens
 from memory_service.transport.recall import Recaller, annotate, dropped_protos, recalled_protos
 from memory_service.transport.retrieval_client import SearchUnavailable
 from memory_service.transport.runner import Transactions
@@ -57,6 +59,7 @@ def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext
                 raise DeadlineExceeded("the deadline passed before the call was handled")
             identity = self.authenticator.authenticate(context)
             span.set_attribute("crmmem.tenant_id", identity.tenant_id)
+            check_request(request)  # type: ignore[arg-type]
             return handler(self, request, context, identity)
         except DomainError as error:
             span.set_attribute("crmmem.error_reason", error.reason)
@@ -85,6 +88,7 @@ class ServicerBase:
     def __init__(self, authenticator: TokenAuthenticator, transactions: Transactions) -> None:
         self.authenticator = authenticator
         self.tx = transactions
+        self.pages = PageTokens(authenticator.derived_key(KEY_PURPOSE))
 
 
 def as_of_instant(request: Any) -> datetime:
@@ -145,19 +149,17 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> service_pb.ListMemoriesResponse:
-        limit = convert.page_size(request.page_size)
-        after = convert.decode_page_token(request, request.page_token)
+        page = self.pages.page(request, identity, [ID])
         memory_filter = convert.memory_filter(request)
         instant = as_of_instant(request)
+        after = page.after[0] if page.after else ""
         memories, next_after = self.tx.read(
             identity,
-            lambda uow: self.memories.list(
-                uow, identity, memory_filter, str(after[0]) if after else "", limit, instant
-            ),
+            lambda uow: self.memories.list(uow, identity, memory_filter, after, page.size, instant),
         )
         return service_pb.ListMemoriesResponse(
             memories=[convert.memory_proto(m, instant) for m in memories],
-            next_page_token=convert.encode_page_token(request, [next_after]) if next_after else "",
+            next_page_token=page.next_token(next_after) if next_after else "",
         )
 
     @rpc
@@ -244,17 +246,16 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         identity: Identity,
     ) -> service_pb.ListMemoryRevisionsResponse:
         memory_id = convert.parse_memory_name(request.parent, "parent")
-        limit = convert.page_size(request.page_size)
-        after = convert.decode_page_token(request, request.page_token)
-        after_number = int(after[0]) if after else 0
+        page = self.pages.page(request, identity, [ORDINAL])
+        after_number = page.after[0] if page.after else 0
         memory = self.tx.read(identity, lambda uow: self.memories.get(uow, identity, memory_id))
         now = utcnow()
         remaining = [r for r in memory.revisions if r.number > after_number]
-        page = remaining[:limit]
-        more = len(remaining) > limit
+        shown = remaining[: page.size]
+        more = len(remaining) > page.size
         return service_pb.ListMemoryRevisionsResponse(
-            revisions=[convert.revision_proto(r, now) for r in page],
-            next_page_token=convert.encode_page_token(request, [page[-1].number]) if more else "",
+            revisions=[convert.revision_proto(r, now) for r in shown],
+            next_page_token=page.next_token(shown[-1].number) if more else "",
         )
 
     @rpc
@@ -402,19 +403,15 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
         identity: Identity,
     ) -> transcript_pb.ListMessagesResponse:
         conversation_id = convert.parse_conversation(request.parent)
-        limit = convert.page_size(request.page_size)
-        after = convert.decode_page_token(request, request.page_token)
+        page = self.pages.page(request, identity, [ORDINAL])
+        after = page.after[0] if page.after else 0
         messages, more = self.tx.read(
             identity,
-            lambda uow: self.transcript.list(
-                uow, identity, conversation_id, int(after[0]) if after else 0, limit
-            ),
+            lambda uow: self.transcript.list(uow, identity, conversation_id, after, page.size),
         )
         return transcript_pb.ListMessagesResponse(
             messages=[convert.message_proto(m) for m in messages],
-            next_page_token=(
-                convert.encode_page_token(request, [messages[-1].sequence]) if more else ""
-            ),
+            next_page_token=page.next_token(messages[-1].sequence) if more else "",
         )
 
 
@@ -479,8 +476,8 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
             request.customer.customer_id, "customer.customer_id", required=True
         )
         display_name = request.customer.display_name.strip()
-        if not display_name or len(display_name) > 256:
-            raise InvalidArgument("customer.display_name", "is required, at most 256 characters")
+        if not display_name:
+            raise InvalidArgument("customer.display_name", "is required")
 
         def work(uow: UnitOfWork) -> access_pb.RegisterCustomerResponse:
             customer = self.access.register_customer(
@@ -500,15 +497,12 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         identity: Identity,
     ) -> access_pb.ListCustomerGrantsResponse:
         user_id = convert.subject_id(request.user_id, "user_id", required=False)
-        limit = convert.page_size(request.page_size)
-        after = convert.decode_page_token(request, request.page_token)
-        cursor = (str(after[0]), str(after[1])) if len(after) == 2 else ("", "")
+        page = self.pages.page(request, identity, [ID, ID])
+        cursor = (page.after[0], page.after[1]) if page.after else ("", "")
         grants, more = self.tx.read(
-            identity, lambda uow: self.access.list(uow, identity, user_id, cursor, limit)
+            identity, lambda uow: self.access.list(uow, identity, user_id, cursor, page.size)
         )
-        token = ""
-        if more:
-            token = convert.encode_page_token(request, [grants[-1].user_id, grants[-1].customer_id])
+        token = page.next_token(grants[-1].user_id, grants[-1].customer_id) if more else ""
         return access_pb.ListCustomerGrantsResponse(
             grants=[convert.grant_proto(g) for g in grants], next_page_token=token
         )

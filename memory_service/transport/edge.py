@@ -1,0 +1,120 @@
+"""What every request passes before a servicer sees it: it must decode, and every string and
+timestamp in it must be storable. One walk over the request's descriptor does this for all
+RPCs, so SQLite and PostgreSQL refuse exactly the same input, with the field's proto path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message as ProtoMessage
+
+from memory_service.domain import rules
+from memory_service.domain.errors import InvalidArgument
+from memory_service.transport.errors import to_status
+
+# Longest accepted text by field name; any other string field holds an id (rules.MAX_ID_CHARS).
+LIMITS = {
+    "value": rules.MAX_VALUE_CHARS,
+    "quote": rules.MAX_QUOTE_CHARS,
+    "text": rules.MAX_MESSAGE_CHARS,
+    "query": rules.MAX_QUERY_CHARS,
+    "value_contains": rules.MAX_FILTER_CHARS,
+    "display_name": rules.MAX_DISPLAY_NAME_CHARS,
+    "page_token": rules.MAX_PAGE_TOKEN_CHARS,
+    "request_id": rules.MAX_REQUEST_ID_CHARS,
+    "transcript_message": rules.MAX_EVIDENCE_REF_CHARS,
+    "import_item": rules.MAX_EVIDENCE_REF_CHARS,
+    "evidence_messages": rules.MAX_EVIDENCE_REF_CHARS,
+    "name": rules.MAX_RESOURCE_NAME_CHARS,
+    "parent": rules.MAX_RESOURCE_NAME_CHARS,
+    "conversation": rules.MAX_RESOURCE_NAME_CHARS,
+    "task": rules.MAX_RESOURCE_NAME_CHARS,
+}
+# Where a field name means something else in one message.
+LIMITS_BY_FULL_NAME = {"crmmem.memory.v1.CustomerReference.name": rules.MAX_DISPLAY_NAME_CHARS}
+TIMESTAMP = "google.protobuf.Timestamp"
+MIN_SECONDS = -62_135_596_800  # 0001-01-01T00:00:00Z
+MAX_SECONDS = 253_402_300_799  # 9999-12-31T23:59:59Z
+
+
+def limit_of(field: FieldDescriptor) -> int:
+    return LIMITS_BY_FULL_NAME.get(field.full_name) or LIMITS.get(field.name, rules.MAX_ID_CHARS)
+
+
+def check_request(request: ProtoMessage) -> None:
+    """Refuses NUL, over-long strings and unrepresentable timestamps anywhere in `request`."""
+    for path, field, value in _values(request, ""):
+        if field.type == FieldDescriptor.TYPE_STRING:
+            problem = rules.text_problem(value, limit_of(field))
+            if problem is not None:
+                raise InvalidArgument(path, problem)
+        elif not MIN_SECONDS <= value.seconds <= MAX_SECONDS or not 0 <= value.nanos < 10**9:
+            raise InvalidArgument(path, "is not a valid timestamp (years 0001 to 9999)")
+
+
+def _values(message: ProtoMessage, prefix: str) -> Iterator[tuple[str, FieldDescriptor, Any]]:
+    """(proto path, field, value) for every set string and Timestamp, depth first."""
+    for field, value in message.ListFields():
+        path = f"{prefix}{field.name}"
+        items = list(value) if field.is_repeated else [value]
+        for index, item in enumerate(items):
+            item_path = f"{path}[{index}]" if field.is_repeated else path
+            if field.type == FieldDescriptor.TYPE_STRING:
+                yield item_path, field, item
+            elif field.message_type is not None:
+                if field.message_type.full_name == TIMESTAMP:
+                    yield item_path, field, item
+                elif not field.message_type.GetOptions().map_entry:
+                    yield from _values(item, f"{item_path}.")
+
+
+class Undecodable:
+    """Stands in for a request whose bytes are not a valid encoding of its message."""
+
+
+def _lenient(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any]:
+    def parse(data: bytes) -> Any:
+        if deserializer is None:
+            return data
+        try:
+            return deserializer(data)
+        except Exception:
+            return Undecodable()
+
+    return parse
+
+
+class DecodeInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
+    """Undecodable bytes are the client's fault: INVALID_ARGUMENT, not gRPC's own INTERNAL.
+
+    gRPC answers a request its deserializer cannot parse with INTERNAL and logs a traceback;
+    here the bytes reach the handler as `Undecodable`, which is refused like any bad field.
+    """
+
+    def intercept_service(
+        self, continuation: Callable[[Any], Any], handler_call_details: Any
+    ) -> Any:
+        handler = continuation(handler_call_details)
+        if handler is None or handler.request_streaming:
+            return handler
+        behavior = handler.unary_unary or handler.unary_stream
+
+        def checked(request: Any, context: grpc.ServicerContext) -> Any:
+            if isinstance(request, Undecodable):
+                error = InvalidArgument("request", "is not a valid protobuf encoding")
+                context.abort_with_status(to_status(error))
+            return behavior(request, context)
+
+        factory = (
+            grpc.unary_unary_rpc_method_handler
+            if handler.unary_unary is not None
+            else grpc.unary_stream_rpc_method_handler
+        )
+        return factory(
+            checked,
+            request_deserializer=_lenient(handler.request_deserializer),
+            response_serializer=handler.response_serializer,
+        )
