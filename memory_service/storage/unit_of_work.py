@@ -31,16 +31,21 @@ READ_ONLY = "crmmem_read_only"
 
 
 def create_database_engine(url: str) -> Engine:
+    """Statement errors never carry their parameters: those are memory text and may reach logs."""
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
-    return create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    return create_engine(
+        url, pool_size=10, max_overflow=20, pool_pre_ping=True, hide_parameters=True
+    )
 
 
 def _sqlite_engine(url: str) -> Engine:
     path = url.split("///", 1)[-1]
     if path and path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+    engine = create_engine(
+        url, connect_args={"check_same_thread": False, "timeout": 30}, hide_parameters=True
+    )
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
