@@ -40,7 +40,7 @@ class Expiry:
         if self.end_of_day_time_zone:
             try:
                 zone = ZoneInfo(self.end_of_day_time_zone)
-            except (ZoneInfoNotFoundError, ValueError):
+            except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder, too long
                 raise InvalidArgument(
                     f"{field}.end_of_day_time_zone", "is not an IANA time zone"
                 ) from None
@@ -49,8 +49,8 @@ class Expiry:
                 hour=0, minute=0, second=0, microsecond=0
             )
             return midnight.astimezone(now.tzinfo)
-        seconds = self.ttl_seconds
-        if seconds < MIN_TTL_SECONDS or timedelta(seconds=seconds) > MAX_OVERRIDE_LIFETIME:
+        seconds = self.ttl_seconds  # compared as a number: timedelta overflows past 10**9 days
+        if not MIN_TTL_SECONDS <= seconds <= MAX_OVERRIDE_LIFETIME.total_seconds():
             raise InvalidArgument(f"{field}.ttl_seconds", "must be between 60 and 2,592,000")
         return now + timedelta(seconds=seconds)
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from memory_service.domain import rules
 from memory_service.domain.model import Speaker
 
 MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
@@ -75,19 +76,31 @@ def _time(value: Any, path: str) -> datetime | None:
 def _text(text: str, path: str) -> str:
     if len(text) > MAX_ITEM_CHARS:
         raise ArchiveError(path, f"holds more than {MAX_ITEM_CHARS} characters")
+    return stored(text, path, MAX_ITEM_CHARS)
+
+
+def stored(text: str, path: str, max_chars: int) -> str:
+    """Archive text obeys the same storage rule as request text (no NUL, bounded length)."""
+    problem = rules.text_problem(text, max_chars)
+    if problem is not None:
+        raise ArchiveError(path, problem)
     return text
 
 
-def parse_chatgpt(data: bytes) -> list[ArchiveItem]:
-    source = decode(data)
+def _json(source: str, location: str) -> Any:
     try:
-        document = json.loads(source)
+        return json.loads(source)
     except json.JSONDecodeError as error:
-        raise ArchiveError(
-            f"line {error.lineno} column {error.colno}", f"invalid JSON ({error.msg})"
-        ) from None
+        where = location or f"line {error.lineno}"
+        raise ArchiveError(f"{where} column {error.colno}", f"invalid JSON ({error.msg})") from None
+    except ValueError:  # Python refuses to read integers of more than 4,300 digits
+        raise ArchiveError(location or "archive", "holds a number too long to read") from None
     except RecursionError:
-        raise ArchiveError("archive", "is nested too deeply") from None
+        raise ArchiveError(location or "archive", "is nested too deeply") from None
+
+
+def parse_chatgpt(data: bytes) -> list[ArchiveItem]:
+    document = _json(decode(data), "")
     conversations = _expect(document, list, "$")
     items: list[ArchiveItem] = []
     for index, conversation in enumerate(conversations):
@@ -124,11 +137,10 @@ def _conversation(raw: Any, path: str, first_ordinal: int) -> list[ArchiveItem]:
         if item is not None:
             speaker, text, when, message_id, missing = item
             ordinal = first_ordinal + len(items)
-            items.append(
-                ArchiveItem(
-                    ordinal, speaker, text, when, f"{conversation_id}/{message_id}", missing
-                )
+            source_ref = stored(
+                f"{conversation_id}/{message_id}", f"{path}.id", rules.MAX_SOURCE_REF_CHARS
             )
+            items.append(ArchiveItem(ordinal, speaker, text, when, source_ref, missing))
     return items
 
 
@@ -151,14 +163,19 @@ def _message(
         if isinstance(part, str):
             texts.append(_text(part, part_path))
         elif isinstance(part, dict):
-            missing.append(str(part.get("asset_pointer") or part.get("name") or part_path))
+            missing.append(_attachment(part.get("asset_pointer") or part.get("name"), part_path))
         elif part is not None:
             raise ArchiveError(part_path, f"expected text or an asset, found {type(part).__name__}")
     metadata = message.get("metadata") or {}
     if isinstance(metadata, dict):
-        for index, attachment in enumerate(metadata.get("attachments") or []):
+        attachments = metadata.get("attachments") or []
+        if not isinstance(attachments, list):
+            raise ArchiveError(f"{path}.metadata.attachments", "expected a list")
+        for index, attachment in enumerate(attachments):
             if isinstance(attachment, dict):
-                missing.append(str(attachment.get("name") or attachment.get("id") or index))
+                attachment_path = f"{path}.metadata.attachments[{index}]"
+                name = attachment.get("name") or attachment.get("id")
+                missing.append(_attachment(name, attachment_path, default=str(index)))
     text = _text("\n".join(t for t in texts if t).strip(), f"{path}.content")
     if not text and not missing:
         return None
@@ -170,6 +187,15 @@ def _message(
         message_id,
         tuple(missing),
     )
+
+
+def _attachment(name: Any, path: str, default: str = "") -> str:
+    """An attachment's name (text or a number), or where it was when it has none."""
+    if name is None or name == "":
+        return default or path
+    if isinstance(name, bool) or not isinstance(name, str | int | float):
+        raise ArchiveError(path, f"expected a name, found {type(name).__name__}")
+    return stored(str(name), path, rules.MAX_SOURCE_REF_CHARS)
 
 
 def parse_summary(data: bytes) -> list[ArchiveItem]:
@@ -214,14 +240,7 @@ def parse_export(data: bytes) -> list[dict[str, Any]]:
     for number, line in enumerate(decode(data).split("\n"), 1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ArchiveError(
-                f"line {number} column {error.colno}", f"invalid JSON ({error.msg})"
-            ) from None
-        except RecursionError:
-            raise ArchiveError(f"line {number}", "is nested too deeply") from None
+        record = _json(line, f"line {number}")
         record = _expect(record, dict, f"line {number}")
         if record.get("schema") != "crmmem.memory-export/v1":
             raise ArchiveError(f"line {number}.schema", "is not crmmem.memory-export/v1")

@@ -5,10 +5,11 @@ keep their confirmed state; foreign archives go through review instead."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from memory_service.domain.importing.parsers import MAX_ITEM_CHARS, ArchiveError
+from memory_service.domain import rules
+from memory_service.domain.importing.parsers import MAX_ITEM_CHARS, ArchiveError, stored
 from memory_service.domain.model import (
     Confirmation,
     EvidenceRef,
@@ -23,7 +24,7 @@ from memory_service.domain.model import (
     ScopeType,
     Speaker,
 )
-from memory_service.domain.rules import KEY_PATTERN
+from memory_service.domain.rules import KEY_PATTERN, MAX_ID_CHARS
 
 MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
 
@@ -34,6 +35,21 @@ def _get(record: dict[str, Any], key: str, kind: type | tuple[type, ...], path: 
     value = record[key]
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
         raise ArchiveError(f"{path}.{key}", "has the wrong type")
+    return value
+
+
+def _text(record: dict[str, Any], key: str, path: str, max_chars: int = MAX_ID_CHARS) -> str:
+    value: str = _get(record, key, str, path)
+    return stored(value, f"{path}.{key}", max_chars)
+
+
+def _number(record: dict[str, Any], key: str, path: str, low: int) -> int:
+    """Revision numbers fit the INTEGER columns and the revision names that show them."""
+    value: int = _get(record, key, int, path)
+    if not low <= value <= rules.MAX_REVISION_NUMBER:
+        raise ArchiveError(
+            f"{path}.{key}", f"must be between {low} and {rules.MAX_REVISION_NUMBER}"
+        )
     return value
 
 
@@ -49,7 +65,10 @@ def _time(record: dict[str, Any], key: str, path: str, *, optional: bool) -> dat
         raise ArchiveError(f"{path}.{key}", "is not an RFC 3339 time") from None
     if parsed.tzinfo is None:
         raise ArchiveError(f"{path}.{key}", "has no time zone")
-    return parsed
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+14:00 is before year 1 in UTC
+        raise ArchiveError(f"{path}.{key}", "is outside the years 0001 to 9999 in UTC") from None
 
 
 def _required_time(record: dict[str, Any], key: str, path: str) -> datetime:
@@ -82,16 +101,16 @@ def to_memory(record: dict[str, Any], tenant_id: str, path: str) -> Memory:
         tenant_id=tenant_id,
         scope=Scope(
             _enum(scope, "type", ScopeType, f"{path}.scope"),
-            _get(scope, "id", str, f"{path}.scope"),
+            _text(scope, "id", f"{path}.scope"),
         ),
         key=key,
-        key_context=_get(record, "key_context", str, path),
+        key_context=_text(record, "key_context", path),
         kind=_enum(record, "kind", MemoryKind, path),
         version=1,
         create_time=created,
         update_time=updated,
         delete_time=_time(record, "delete_time", path, optional=True),
-        key_hash=str(record.get("key_hash") or ""),
+        key_hash=stored(str(record.get("key_hash") or ""), f"{path}.key_hash", 64),
     )
     revisions = _get(record, "revisions", list, path)
     if not revisions:
@@ -105,9 +124,7 @@ def to_memory(record: dict[str, Any], tenant_id: str, path: str) -> Memory:
 def _revision(raw: Any, memory_id: str, path: str) -> Revision:
     if not isinstance(raw, dict):
         raise ArchiveError(path, "is not an object")
-    value = _get(raw, "value", str, path)
-    if len(value) > MAX_ITEM_CHARS:
-        raise ArchiveError(f"{path}.value", "is too long")
+    value = _text(raw, "value", path, MAX_ITEM_CHARS)
     provenance = _get(raw, "provenance", dict, path)
     confirmation = raw.get("confirmation")
     confirmed = None
@@ -115,11 +132,11 @@ def _revision(raw: Any, memory_id: str, path: str) -> Revision:
         if not isinstance(confirmation, dict):
             raise ArchiveError(f"{path}.confirmation", "is not an object")
         when = _required_time(confirmation, "confirm_time", f"{path}.confirmation")
-        confirmed = Confirmation(_get(confirmation, "user_id", str, f"{path}.confirmation"), when)
+        confirmed = Confirmation(_text(confirmation, "user_id", f"{path}.confirmation"), when)
     created = _required_time(raw, "create_time", path)
     return Revision(
         memory_id=memory_id,
-        number=_get(raw, "number", int, path),
+        number=_number(raw, "number", path, 1),
         value=value,
         valid_from=_time(raw, "valid_from", path, optional=True),
         valid_until=_time(raw, "valid_until", path, optional=True),
@@ -129,15 +146,15 @@ def _revision(raw: Any, memory_id: str, path: str) -> Revision:
             method=_enum(provenance, "method", ProvenanceMethod, f"{path}.provenance"),
             evidence=EvidenceRef(
                 _enum(provenance, "evidence_type", EvidenceType, f"{path}.provenance"),
-                _get(provenance, "evidence", str, f"{path}.provenance"),
+                _text(provenance, "evidence", f"{path}.provenance", rules.MAX_EVIDENCE_REF_CHARS),
             ),
-            quote=_get(provenance, "quote", str, f"{path}.provenance"),
+            quote=_text(provenance, "quote", f"{path}.provenance", MAX_ITEM_CHARS),
             source_time=_time(provenance, "source_time", f"{path}.provenance", optional=True),
         ),
         create_time=created,
-        author_user_id=_get(raw, "author_user_id", str, path),
-        replaces_number=_get(raw, "replaces", int, path),
+        author_user_id=_text(raw, "author_user_id", path),
+        replaces_number=_number(raw, "replaces", path, 0),
         superseded_from=_time(raw, "superseded_from", path, optional=True),
-        superseded_by_number=_get(raw, "superseded_by", int, path),
+        superseded_by_number=_number(raw, "superseded_by", path, 0),
         confirmation=confirmed,
     )
