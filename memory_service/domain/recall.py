@@ -61,21 +61,26 @@ class RecallUseCases:
 
     def search_scopes(
         self, uow: UnitOfWork, identity: Identity, hint: ScopeHint
-    ) -> list[tuple[str, str]]:
-        """Scope filters for the sidecar, so its top-k is not spent on what we would drop.
+    ) -> list[tuple[str, str]] | None:
+        """The requested scope intersected with what the caller may see, as sidecar filters.
 
-        Only an optimisation: validation below is what grants authority. An empty list means
-        the whole tenant (admins, or more customers than a filter should carry).
+        None: the intersection is empty, so nothing is searched and nothing is counted; asking
+        for another user's or an unauthorized customer's scope then answers exactly like asking
+        for an empty one of your own (I7). An empty list means the whole tenant (admins, or more
+        customers than a filter should carry). Validation below still decides every candidate.
         """
-        if hint.scope_type is not None:
-            return [(hint.scope_type.value, hint.scope_id)]
         visibility = self._policy.visibility(uow, identity)
-        if visibility.user_ids is None or visibility.customer_ids is None:
+        users, customers = visibility.user_ids, visibility.customer_ids
+        if hint.scope_type is ScopeType.ORGANIZATION:
+            return [(ScopeType.ORGANIZATION.value, "")]
+        if hint.scope_type is ScopeType.USER:
+            return _within(ScopeType.USER, hint.scope_id, users)
+        if hint.scope_type is ScopeType.CUSTOMER:
+            return _within(ScopeType.CUSTOMER, hint.scope_id, customers)
+        if users is None or customers is None or len(customers) > MAX_SCOPE_FILTERS:
             return []
-        if len(visibility.customer_ids) > MAX_SCOPE_FILTERS:
-            return []
-        scopes = [(ScopeType.USER.value, user) for user in sorted(visibility.user_ids)]
-        scopes += [(ScopeType.CUSTOMER.value, c) for c in sorted(visibility.customer_ids)]
+        scopes = [(ScopeType.USER.value, user) for user in sorted(users)]
+        scopes += [(ScopeType.CUSTOMER.value, c) for c in sorted(customers)]
         scopes.append((ScopeType.ORGANIZATION.value, ""))
         return scopes
 
@@ -89,12 +94,19 @@ class RecallUseCases:
         limit: int,
         within: Visibility | None = None,
     ) -> RecallResult:
-        """`within` narrows recall to a context's scopes (e.g. only unambiguous customers)."""
-        result = RecallResult(candidate_count=len(candidates))
+        """`within` narrows recall to a context's scopes (e.g. only unambiguous customers).
+
+        A candidate the caller may not read is dropped without a trace: counting it, under any
+        reason, would tell the caller that somebody else's memory matched the query (I7).
+        """
+        result = RecallResult()
         memories = uow.memories.get_many([c.memory_id for c in candidates])
         seen: set[str] = set()
         for candidate in candidates:
             memory = memories.get(candidate.memory_id)
+            if memory is not None and not self._policy.can_read(uow, identity, memory.scope):
+                continue
+            result.candidate_count += 1
             reason = self._reject_reason(uow, identity, memory, candidate, instant, hint)
             if reason is None and within is not None and memory is not None:
                 reason = None if _inside(memory, within) else DropReason.OUT_OF_SCOPE
@@ -121,8 +133,6 @@ class RecallUseCases:
             return DropReason.NOT_FOUND  # includes ids of other tenants: the query is scoped
         if memory.deleted:
             return DropReason.DELETED
-        if not self._policy.can_read(uow, identity, memory.scope):
-            return DropReason.NOT_VISIBLE
         if not hint.admits(memory):
             return DropReason.OUT_OF_SCOPE
         applicable = rules.applicable_revision(memory, instant)
@@ -131,6 +141,20 @@ class RecallUseCases:
         if applicable.number != candidate.revision_number:
             return DropReason.STALE_REVISION  # the index matched text that no longer applies
         return None
+
+
+def _within(
+    scope_type: ScopeType, scope_id: str, visible: frozenset[str] | None
+) -> list[tuple[str, str]] | None:
+    """One requested scope type (and maybe id) narrowed to the visible ids of that type."""
+    if visible is None:
+        return [(scope_type.value, scope_id)]
+    ids = sorted(visible & {scope_id}) if scope_id else sorted(visible)
+    if not ids:
+        return None
+    if len(ids) > MAX_SCOPE_FILTERS:
+        return [(scope_type.value, "")]  # validation still drops what the caller may not read
+    return [(scope_type.value, i) for i in ids]
 
 
 def _inside(memory: Memory, within: Visibility) -> bool:

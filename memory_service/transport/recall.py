@@ -42,6 +42,8 @@ class Recaller:
         hint = hint or ScopeHint()
         if scopes is None:
             scopes = self.recall.search_scopes(uow, identity, hint)
+            if scopes is None:
+                return RecallResult()  # nothing the caller may see was asked for
         try:
             if self.search is None:
                 raise SearchUnavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
