@@ -109,11 +109,11 @@ class ContextBuilder:
     def build(self, uow: UnitOfWork, identity: Identity, request: ContextRequest) -> Context:
         context = Context(request.instant)
         if request.conversation_id:
-            conversation = uow.transcript.get_conversation(request.conversation_id)
-            if conversation is None or conversation.owner_user_id != identity.user_id:
+            owner = identity.user_id
+            if uow.transcript.get_conversation(owner, request.conversation_id) is None:
                 raise NotFound(f"conversations/{request.conversation_id}")
             context.window = uow.transcript.recent_messages(
-                request.conversation_id, request.window_size
+                owner, request.conversation_id, request.window_size
             )
         context.customers = [self._resolve(uow, identity, ref) for ref in request.customers]
         customer_ids = frozenset(

@@ -127,17 +127,20 @@ class OverrideUseCases:
     ) -> list[Override]:
         """For callers that already checked the parent (the context builder)."""
         parent_type, parent_id = parent
-        overrides = uow.overrides.active(parent_type, parent_id, instant, after_id, limit)
-        if parent_type is ParentType.TASK and not identity.is_admin:
-            # A task id grants nothing: callers see the task overrides they made themselves.
-            overrides = [o for o in overrides if o.author_user_id == identity.user_id]
-        return overrides
+        # A task id grants nothing: callers see the task overrides they made themselves. A
+        # conversation is the caller's own (ids are per user), so its overrides are theirs too.
+        # The filter runs in SQL, before the limit, so nobody can crowd out the caller's own.
+        author: str | None = identity.user_id
+        if parent_type is ParentType.TASK and identity.is_admin:
+            author = None
+        return uow.overrides.active(parent_type, parent_id, instant, after_id, limit, author)
 
     @staticmethod
     def require_parent(
         uow: UnitOfWork, identity: Identity, parent_type: ParentType, parent_id: str
     ) -> None:
-        if parent_type is ParentType.CONVERSATION:
-            conversation = uow.transcript.get_conversation(parent_id)
-            if conversation is None or conversation.owner_user_id != identity.user_id:
-                raise NotFound(f"conversations/{parent_id}")
+        if (
+            parent_type is ParentType.CONVERSATION
+            and uow.transcript.get_conversation(identity.user_id, parent_id) is None
+        ):
+            raise NotFound(f"conversations/{parent_id}")

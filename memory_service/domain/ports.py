@@ -67,15 +67,24 @@ class MemoryRepository(Protocol):
 
 
 class TranscriptRepository(Protocol):
-    def get_conversation(self, conversation_id: str) -> Conversation | None: ...
+    """Conversations are keyed by (owner, id): one user's id never names another's conversation."""
+
+    def get_conversation(self, owner_user_id: str, conversation_id: str) -> Conversation | None: ...
     def add_conversation(self, conversation: Conversation) -> None: ...
-    def claim_sequence(self, conversation_id: str) -> int: ...
+    def owners_of(self, conversation_id: str, limit: int) -> list[str]:
+        """Users who have a conversation of this id (for admins reviewing transcripts)."""
+
+    def claim_sequence(self, owner_user_id: str, conversation_id: str) -> int: ...
     def add_message(self, message: Message) -> None: ...
-    def get_message(self, conversation_id: str, message_id: str) -> Message | None: ...
+    def get_message(self, message_id: str) -> Message | None:
+        """By its id alone: message ids are unique across the tenant's conversations."""
+
     def list_messages(
-        self, conversation_id: str, after_sequence: int, limit: int
+        self, owner_user_id: str, conversation_id: str, after_sequence: int, limit: int
     ) -> list[Message]: ...
-    def recent_messages(self, conversation_id: str, count: int) -> list[Message]:
+    def recent_messages(
+        self, owner_user_id: str, conversation_id: str, count: int
+    ) -> list[Message]:
         """The last `count` messages, oldest first."""
 
 
@@ -105,8 +114,15 @@ class IdempotencyRepository(Protocol):
 class OverrideRepository(Protocol):
     def add(self, override: Override) -> None: ...
     def active(
-        self, parent_type: ParentType, parent_id: str, instant: datetime, after_id: str, limit: int
-    ) -> list[Override]: ...
+        self,
+        parent_type: ParentType,
+        parent_id: str,
+        instant: datetime,
+        after_id: str,
+        limit: int,
+        author_user_id: str | None,
+    ) -> list[Override]:
+        """Unexpired overrides of the parent, by `author_user_id` only unless it is None."""
 
 
 class CustomerRepository(Protocol):

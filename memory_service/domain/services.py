@@ -179,12 +179,14 @@ class EvidenceResolver:
                 field, "must look like conversations/{conversation}/messages/{message}"
             )
         conversation_id, message_id = match.groups()
-        conversation = uow.transcript.get_conversation(conversation_id)
-        message = uow.transcript.get_message(conversation_id, message_id)
+        # Message ids are unique in the tenant, so the message is found by id alone (two users
+        # may both have a conversation called `call-1`); the name must still match it, and its
+        # author is the conversation's owner, the only one besides admins who may cite it.
+        message = uow.transcript.get_message(message_id)
         if (
-            conversation is None
-            or message is None
-            or not (identity.is_admin or conversation.owner_user_id == identity.user_id)
+            message is None
+            or message.conversation_id != conversation_id
+            or not (identity.is_admin or message.author_user_id == identity.user_id)
         ):
             raise InvalidArgument(
                 field, f"{name!r} does not resolve to stored evidence", reason="EVIDENCE_NOT_FOUND"
@@ -585,17 +587,17 @@ class TranscriptUseCases:
         status: TurnStatus,
         now: datetime,
     ) -> Message:
-        conversation = uow.transcript.get_conversation(conversation_id)
-        if conversation is None:
-            conversation = Conversation(uow.tenant_id, conversation_id, identity.user_id, now)
+        """Appends to the caller's own conversation of that id, created on first use: ids are
+        per user, so nobody can take an id from its owner or learn that it is in use."""
+        owner = identity.user_id
+        if uow.transcript.get_conversation(owner, conversation_id) is None:
+            conversation = Conversation(uow.tenant_id, conversation_id, owner, now)
             uow.transcript.add_conversation(conversation)
-        elif conversation.owner_user_id != identity.user_id:
-            raise NotFound(f"conversations/{conversation_id}")
         message = Message(
             id=new_id(),
             tenant_id=uow.tenant_id,
             conversation_id=conversation_id,
-            sequence=uow.transcript.claim_sequence(conversation_id),
+            sequence=uow.transcript.claim_sequence(owner, conversation_id),
             speaker=speaker,
             text=text,
             status=status,
@@ -613,13 +615,27 @@ class TranscriptUseCases:
         after_sequence: int,
         limit: int,
     ) -> tuple[list[Message], bool]:
-        conversation = uow.transcript.get_conversation(conversation_id)
-        if conversation is None or not (
-            identity.is_admin or conversation.owner_user_id == identity.user_id
-        ):
-            raise NotFound(f"conversations/{conversation_id}")
-        messages = uow.transcript.list_messages(conversation_id, after_sequence, limit + 1)
+        owner = self.owner_for_reading(uow, identity, conversation_id)
+        messages = uow.transcript.list_messages(owner, conversation_id, after_sequence, limit + 1)
         return messages[:limit], len(messages) > limit
+
+    @staticmethod
+    def owner_for_reading(uow: UnitOfWork, identity: Identity, conversation_id: str) -> str:
+        """Whose conversation `conversation_id` names for this reader: the caller's own; for an
+        admin reviewing transcripts, otherwise the one user who has a conversation of that id."""
+        if uow.transcript.get_conversation(identity.user_id, conversation_id) is not None:
+            return identity.user_id
+        if identity.is_admin:
+            owners = uow.transcript.owners_of(conversation_id, limit=2)
+            if len(owners) == 1:
+                return owners[0]
+            if owners:
+                raise InvalidArgument(
+                    "parent",
+                    "several users have a conversation of this id; an admin reviews another "
+                    "user's transcript through the evidence their memories cite",
+                )
+        raise NotFound(f"conversations/{conversation_id}")
 
 
 class AccessUseCases:

@@ -104,11 +104,14 @@ class RevisionRow(Base):
 
 
 class ConversationRow(Base):
+    """Keyed by owner: each user names their own conversations, so ids can neither be squatted
+    by another user nor tell anyone that another user's conversation exists."""
+
     __tablename__ = "conversations"
 
     tenant_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    owner_user_id: Mapped[str] = mapped_column(NAME, primary_key=True)
     id: Mapped[str] = mapped_column(NAME, primary_key=True)
-    owner_user_id: Mapped[str] = mapped_column(NAME)
     last_sequence: Mapped[int] = mapped_column(Integer)
     create_time: Mapped[datetime] = mapped_column(UtcDateTime)
 
@@ -123,14 +126,16 @@ class MessageRow(Base):
     speaker: Mapped[str] = mapped_column(String(16))
     text: Mapped[str] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(16))
+    # Only a conversation's owner appends to it, so the author is also the conversation's owner.
     author_user_id: Mapped[str] = mapped_column(NAME)
     create_time: Mapped[datetime] = mapped_column(UtcDateTime)
 
     __table_args__ = (
         UniqueConstraint(
-            "tenant_id", "conversation_id", "sequence", name="uq_transcript_messages_sequence"
+            "tenant_id", "author_user_id", "conversation_id", "sequence",
+            name="uq_transcript_messages_owner_sequence",
         ),
-    )
+    )  # fmt: skip
 
 
 class CustomerGrantRow(Base):

@@ -326,13 +326,25 @@ def _memory(row: Any, revisions: list[Revision]) -> Memory:
 
 
 class SqlTranscriptRepository(TenantScoped):
-    def get_conversation(self, conversation_id: str) -> Conversation | None:
+    def get_conversation(self, owner_user_id: str, conversation_id: str) -> Conversation | None:
         row = self._session.execute(
-            self._select(ConversationRow).where(ConversationRow.id == conversation_id)
+            self._select(ConversationRow).where(
+                ConversationRow.owner_user_id == owner_user_id,
+                ConversationRow.id == conversation_id,
+            )
         ).first()
         if row is None:
             return None
         return Conversation(row.tenant_id, row.id, row.owner_user_id, row.create_time)
+
+    def owners_of(self, conversation_id: str, limit: int) -> list[str]:
+        rows = self._session.execute(
+            self._select(ConversationRow, ConversationRow.owner_user_id)
+            .where(ConversationRow.id == conversation_id)
+            .order_by(ConversationRow.owner_user_id)
+            .limit(limit)
+        )
+        return [row.owner_user_id for row in rows]
 
     def add_conversation(self, conversation: Conversation) -> None:
         self._insert(
@@ -345,12 +357,13 @@ class SqlTranscriptRepository(TenantScoped):
             )
         )
 
-    def claim_sequence(self, conversation_id: str) -> int:
+    def claim_sequence(self, owner_user_id: str, conversation_id: str) -> int:
         """The row update also serializes concurrent appends to one conversation."""
         sequence = self._session.execute(
             update(ConversationRow)
             .where(
                 ConversationRow.tenant_id == self._tenant_id,
+                ConversationRow.owner_user_id == owner_user_id,
                 ConversationRow.id == conversation_id,
             )
             .values(last_sequence=ConversationRow.last_sequence + 1)
@@ -374,27 +387,33 @@ class SqlTranscriptRepository(TenantScoped):
             )
         )
 
-    def recent_messages(self, conversation_id: str, count: int) -> list[Message]:
+    def recent_messages(
+        self, owner_user_id: str, conversation_id: str, count: int
+    ) -> list[Message]:
         rows = self._session.execute(
             self._select(MessageRow)
-            .where(MessageRow.conversation_id == conversation_id)
+            .where(
+                MessageRow.author_user_id == owner_user_id,
+                MessageRow.conversation_id == conversation_id,
+            )
             .order_by(MessageRow.sequence.desc())
             .limit(count)
         )
         return [_message(row) for row in reversed(list(rows))]
 
-    def get_message(self, conversation_id: str, message_id: str) -> Message | None:
+    def get_message(self, message_id: str) -> Message | None:
         row = self._session.execute(
-            self._select(MessageRow).where(
-                MessageRow.conversation_id == conversation_id, MessageRow.id == message_id
-            )
+            self._select(MessageRow).where(MessageRow.id == message_id)
         ).first()
         return None if row is None else _message(row)
 
-    def list_messages(self, conversation_id: str, after_sequence: int, limit: int) -> list[Message]:
+    def list_messages(
+        self, owner_user_id: str, conversation_id: str, after_sequence: int, limit: int
+    ) -> list[Message]:
         rows = self._session.execute(
             self._select(MessageRow)
             .where(
+                MessageRow.author_user_id == owner_user_id,
                 MessageRow.conversation_id == conversation_id,
                 MessageRow.sequence > after_sequence,
             )
@@ -634,7 +653,13 @@ class SqlOverrideRepository(TenantScoped):
         )
 
     def active(
-        self, parent_type: ParentType, parent_id: str, instant: datetime, after_id: str, limit: int
+        self,
+        parent_type: ParentType,
+        parent_id: str,
+        instant: datetime,
+        after_id: str,
+        limit: int,
+        author_user_id: str | None,
     ) -> list[Override]:
         statement = self._select(OverrideRow).where(
             OverrideRow.parent_type == parent_type.value,
@@ -642,6 +667,8 @@ class SqlOverrideRepository(TenantScoped):
             OverrideRow.expire_time > instant,
             OverrideRow.create_time <= instant,
         )
+        if author_user_id is not None:
+            statement = statement.where(OverrideRow.author_user_id == author_user_id)
         if after_id:
             statement = statement.where(OverrideRow.id > after_id)
         rows = self._session.execute(statement.order_by(OverrideRow.id).limit(limit))

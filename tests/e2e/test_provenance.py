@@ -248,24 +248,24 @@ def test_another_users_conversation_is_not_evidence(alice: Client, bob: Client) 
     conversation = new_conversation()
     alices_words = append(alice, conversation, "I prefer mornings", USER)
 
-    # Bob cannot use Alice's message, append to her conversation or read it.
+    # Bob cannot use Alice's message or read her conversation.
     expect_error(
         lambda: create_memory(bob, "meeting_time", "mornings", evidence=alices_words.name),
         grpc.StatusCode.INVALID_ARGUMENT,
         "EVIDENCE_NOT_FOUND",
     )
-    expect_error(
-        lambda: append(bob, conversation, "I prefer mornings", USER),
-        grpc.StatusCode.NOT_FOUND,
-        "NOT_FOUND",
-    )
     expect_error(lambda: messages(bob, conversation), grpc.StatusCode.NOT_FOUND, "NOT_FOUND")
     assert list_all(bob) == []
-    # ...and each of those fails exactly as it does for a conversation that does not exist.
+    # ...and that fails exactly as it does for a conversation that does not exist.
     missing = new_conversation()
     assert not_found_signature(
         lambda: messages(bob, conversation), conversation
     ) == not_found_signature(lambda: messages(bob, missing), missing)
+    # Ids are per user: appending to the same id gives Bob a conversation of his own.
+    bobs_words = append(bob, conversation, "I prefer evenings", USER)
+    assert bobs_words.sequence == 1
+    assert [m.text for m in messages(bob, conversation)] == ["I prefer evenings"]
+    assert [m.text for m in messages(alice, conversation)] == ["I prefer mornings"]
     missing_message = f"{missing}/messages/{uuid.uuid4().hex}"
     foreign_info = expect_error(
         lambda: create_memory(bob, "meeting_time", "x", evidence=alices_words.name),
