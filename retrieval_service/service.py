@@ -25,6 +25,8 @@ MAX_DOCUMENTS = 256
 MAX_TEXT = 8000
 MAX_QUERY = 2000
 MAX_LIMIT = 100
+MAX_DELETE_IDS = 1000  # the memory service's outbox drains at most 512 ids at a time
+MAX_SCOPES = 256  # the memory service sends at most 200 customers, the user and the organization
 tracer = trace.get_tracer("retrieval_service")
 
 
@@ -128,6 +130,8 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
     ) -> pb.DeleteDocumentsResponse:
         try:
             tenant = _tenant(request.tenant_id)
+            if len(request.ids) > MAX_DELETE_IDS:
+                raise BadField("ids", f"at most {MAX_DELETE_IDS} per call")
             for index, memory_id in enumerate(request.ids):
                 if not MEMORY_ID.match(memory_id):
                     raise BadField(f"ids[{index}]", "must be 32 hex characters")
@@ -151,6 +155,8 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
                 raise BadField("query", f"is required, at most {MAX_QUERY} characters")
             if request.limit < 0 or request.limit > MAX_LIMIT:
                 raise BadField("limit", f"must be between 0 and {MAX_LIMIT}")
+            if len(request.scopes) > MAX_SCOPES:
+                raise BadField("scopes", f"at most {MAX_SCOPES}")
         except BadField as error:
             await _abort(context, error)
         scopes = [ScopeSelector(s.scope_type, s.scope_id) for s in request.scopes]

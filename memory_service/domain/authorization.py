@@ -6,6 +6,7 @@ reads a grants table; another CRM plugs in behind the same protocol.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Protocol
 
 from memory_service.domain.errors import PermissionDenied
@@ -20,6 +21,11 @@ class CustomerAuthorizer(Protocol):
     def allowed_customers(self, uow: UnitOfWork, identity: Identity) -> frozenset[str] | None:
         """The customers the caller may use; None means all of the tenant's."""
 
+    def allowed_among(
+        self, uow: UnitOfWork, identity: Identity, customer_ids: Collection[str]
+    ) -> frozenset[str]:
+        """Which of `customer_ids` the caller may use, asked at once (one query, not one each)."""
+
     def resolve_name(self, uow: UnitOfWork, identity: Identity, name: str) -> list[str]:
         """Every customer id the spoken name matches, allowed or not (the caller decides)."""
 
@@ -32,6 +38,13 @@ class GrantTableAuthorizer:
 
     def allowed_customers(self, uow: UnitOfWork, identity: Identity) -> frozenset[str] | None:
         return None if identity.is_admin else uow.grants.customers_of(identity.user_id)
+
+    def allowed_among(
+        self, uow: UnitOfWork, identity: Identity, customer_ids: Collection[str]
+    ) -> frozenset[str]:
+        if identity.is_admin:
+            return frozenset(customer_ids)
+        return uow.grants.granted_among(identity.user_id, customer_ids)
 
     def resolve_name(self, uow: UnitOfWork, identity: Identity, name: str) -> list[str]:
         return [c.customer_id for c in uow.customers.by_match_name(normalize_for_match(name))]

@@ -115,7 +115,7 @@ class ContextBuilder:
             context.window = uow.transcript.recent_messages(
                 owner, request.conversation_id, request.window_size
             )
-        context.customers = [self._resolve(uow, identity, ref) for ref in request.customers]
+        context.customers = self._resolve_all(uow, identity, request.customers)
         customer_ids = frozenset(
             r.customer_id for r in context.customers if r.status is ReferenceStatus.RESOLVED
         )
@@ -139,16 +139,30 @@ class ContextBuilder:
         context.overrides = self._active_overrides(uow, identity, request, applicable)
         return context
 
-    def _resolve(self, uow: UnitOfWork, identity: Identity, ref: CustomerRef) -> Resolution:
+    def _resolve_all(
+        self, uow: UnitOfWork, identity: Identity, refs: list[CustomerRef]
+    ) -> list[Resolution]:
+        """Names are matched first; then every id is checked against the grants in one go."""
         authorizer = self._policy.authorizer
+        matches = {
+            ref.name: authorizer.resolve_name(uow, identity, ref.name)
+            for ref in refs
+            if not ref.customer_id
+        }
+        ids = {ref.customer_id for ref in refs if ref.customer_id}
+        ids.update(m for found in matches.values() for m in found)
+        allowed = authorizer.allowed_among(uow, identity, ids)
+        return [self._resolve(ref, matches.get(ref.name, []), allowed) for ref in refs]
+
+    @staticmethod
+    def _resolve(ref: CustomerRef, matches: list[str], may_use: frozenset[str]) -> Resolution:
         if ref.customer_id:
-            if authorizer.is_allowed(uow, identity, ref.customer_id):
+            if ref.customer_id in may_use:
                 return Resolution(ref, ReferenceStatus.RESOLVED, ref.customer_id)
             return Resolution(ref, ReferenceStatus.UNAUTHORIZED)
-        matches = authorizer.resolve_name(uow, identity, ref.name)
         if not matches:
             return Resolution(ref, ReferenceStatus.NOT_FOUND)
-        allowed = tuple(m for m in matches if authorizer.is_allowed(uow, identity, m))
+        allowed = tuple(m for m in matches if m in may_use)
         if len(matches) > 1:
             # Partial understanding grants partial authority: none of them is used.
             return Resolution(ref, ReferenceStatus.AMBIGUOUS, candidates=allowed)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -93,6 +93,9 @@ class GrantRepository(Protocol):
     def add(self, grant: CustomerGrant) -> None: ...
     def remove(self, user_id: str, customer_id: str) -> bool: ...
     def customers_of(self, user_id: str) -> frozenset[str]: ...
+    def granted_among(self, user_id: str, customer_ids: Collection[str]) -> frozenset[str]:
+        """Which of `customer_ids` are granted to the user, in one query."""
+
     def list_after(
         self, user_id: str | None, after: tuple[str, str], limit: int
     ) -> list[CustomerGrant]: ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -466,6 +466,18 @@ class SqlGrantRepository(TenantScoped):
             )
         )
         return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def granted_among(self, user_id: str, customer_ids: Collection[str]) -> frozenset[str]:
+        granted: set[str] = set()
+        for ids in chunks(sorted(set(customer_ids)), IN_CLAUSE_CHUNK):
+            granted.update(
+                self._session.scalars(
+                    self._select(CustomerGrantRow, CustomerGrantRow.customer_id).where(
+                        CustomerGrantRow.user_id == user_id, CustomerGrantRow.customer_id.in_(ids)
+                    )
+                )
+            )
+        return frozenset(granted)
 
     def customers_of(self, user_id: str) -> frozenset[str]:
         rows = self._session.execute(

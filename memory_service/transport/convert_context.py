@@ -26,6 +26,7 @@ from memory_service.transport.convert import EnumMap
 
 PARENT_NAME = re.compile(r"^(conversations|tasks)/([A-Za-z0-9._-]{1,128})$")
 MAX_EVIDENCE = 20
+MAX_CUSTOMERS = 100
 MAX_WINDOW = 100
 DEFAULT_WINDOW = 10
 
@@ -143,6 +144,8 @@ def context_request(request: ctx_pb.BuildContextRequest, instant: datetime) -> C
             raise InvalidArgument("task", "must look like tasks/{id}")
     if request.window_size < 0 or request.window_size > MAX_WINDOW:
         raise InvalidArgument("window_size", f"must be between 0 and {MAX_WINDOW}")
+    if len(request.customers) > MAX_CUSTOMERS:
+        raise InvalidArgument("customers", f"at most {MAX_CUSTOMERS}")
     customers = []
     for index, reference in enumerate(request.customers):
         which = reference.WhichOneof("reference")
