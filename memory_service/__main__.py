@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
 from pathlib import Path
 from types import FrameType
 
-from memory_service.config import ConfigError, Settings
+from memory_service.config import ConfigError, Settings, secure_data_dir
 
 
 def _serve(settings: Settings) -> int:
@@ -53,13 +54,25 @@ def _migrate(settings: Settings) -> int:
 
 
 def _token(settings: Settings, args: argparse.Namespace) -> int:
+    """Development only: with a production key, tokens come from the identity provider, and a
+    shell on the server must not be able to mint an admin token for any tenant."""
     from memory_service.transport.auth import TokenAuthenticator
 
+    if not settings.dev_mode:
+        print("`token` works in development mode only (MEMORY_DEV_MODE=1)", file=sys.stderr)
+        return 2
     authenticator = TokenAuthenticator(
-        settings.jwt_secret, settings.jwt_issuer, settings.jwt_audience
+        settings.jwt_secret,
+        settings.jwt_issuer,
+        settings.jwt_audience,
+        settings.jwt_max_lifetime_seconds,
     )
     roles = [role for role in args.roles.split(",") if role]
-    print(authenticator.mint(args.tenant, args.user, roles, args.ttl))
+    try:
+        print(authenticator.mint(args.tenant, args.user, roles, args.ttl))
+    except ValueError as error:
+        print(f"token: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -76,12 +89,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from memory_service.telemetry import configure_logging
 
+    os.umask(0o077)  # the database, its WAL, the dev key: nothing we write is for other users
     configure_logging()
     try:
         settings = Settings.from_env()
     except ConfigError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 2
+    if args.command != "token":
+        secure_data_dir(settings)
     if args.command == "serve":
         return _serve(settings)
     if args.command == "migrate":

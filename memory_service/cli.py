@@ -289,7 +289,10 @@ def dev_token() -> str:
     os.environ.setdefault("MEMORY_DEV_MODE", "1")
     settings = Settings.from_env()
     authenticator = TokenAuthenticator(
-        settings.jwt_secret, settings.jwt_issuer, settings.jwt_audience
+        settings.jwt_secret,
+        settings.jwt_issuer,
+        settings.jwt_audience,
+        settings.jwt_max_lifetime_seconds,
     )
     roles = [r for r in os.environ.get("MEMORY_ROLES", "").split(",") if r]
     return authenticator.mint(

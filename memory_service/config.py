@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ class Settings:
     jwt_secret: str
     jwt_issuer: str
     jwt_audience: str
+    jwt_max_lifetime_seconds: int
     dev_mode: bool
     auto_migrate: bool
     idempotency_ttl_hours: int
@@ -57,6 +59,9 @@ class Settings:
             secret = dev_secret(data_dir)
         if len(secret) < 32:
             raise ConfigError("MEMORY_JWT_SECRET must be at least 32 characters")
+        max_lifetime = int(os.environ.get("MEMORY_JWT_MAX_LIFETIME_SECONDS", "86400"))
+        if max_lifetime < 60:
+            raise ConfigError("MEMORY_JWT_MAX_LIFETIME_SECONDS must be at least 60")
         ttl = int(os.environ.get("MEMORY_IDEMPOTENCY_TTL_HOURS", "48"))
         if ttl < 24:
             raise ConfigError("MEMORY_IDEMPOTENCY_TTL_HOURS must be at least 24")
@@ -70,6 +75,7 @@ class Settings:
             jwt_secret=secret,
             jwt_issuer=os.environ.get("MEMORY_JWT_ISSUER", "crmmem"),
             jwt_audience=os.environ.get("MEMORY_JWT_AUDIENCE", "crmmem.memory"),
+            jwt_max_lifetime_seconds=max_lifetime,
             dev_mode=dev_mode,
             auto_migrate=_flag("MEMORY_AUTO_MIGRATE", True),
             idempotency_ttl_hours=ttl,
@@ -94,11 +100,42 @@ def _optional_address(value: str) -> str:
     return "" if value.strip().lower() in ("", "none", "off") else value.strip()
 
 
+def secure_dir(path: Path) -> None:
+    """The service's own folder (SQLite file, dev key): owner-only, whatever it was before."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.chmod(0o700)
+
+
+def secure_data_dir(settings: Settings) -> None:
+    """Tightens the data folder when the service keeps anything there (SQLite, the dev key);
+    a PostgreSQL deployment without dev mode may have no writable data folder at all."""
+    sqlite_inside = settings.database_url.startswith("sqlite") and str(settings.data_dir) in (
+        settings.database_url
+    )
+    if settings.data_dir.exists() or sqlite_inside:
+        secure_dir(settings.data_dir)
+
+
 def dev_secret(data_dir: Path) -> str:
-    """A per-checkout development key, created on first use and kept in the data folder."""
+    """A per-checkout development key, created on first use and kept in the data folder.
+
+    Written whole or not at all: a temp file created with O_EXCL and mode 0600 (never readable
+    by others, not even for a moment), then linked into place, which fails rather than replace
+    a key that a second process starting at the same moment put there first.
+    """
     path = data_dir / "dev-jwt-secret"
     if not path.exists():
-        data_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_hex(32))
-        path.chmod(0o600)
+        secure_dir(data_dir)
+        temp = data_dir / f".dev-jwt-secret.{secrets.token_hex(8)}"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(32))
+                handle.flush()
+                os.fsync(handle.fileno())
+            with contextlib.suppress(FileExistsError):  # another process won: use its key
+                os.link(temp, path)
+        finally:
+            temp.unlink(missing_ok=True)
+    path.chmod(0o600)
     return path.read_text().strip()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 
 from opentelemetry import trace
@@ -46,6 +47,40 @@ def configure_logging() -> None:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    grpc_common = logging.getLogger("grpc._common")
+    if not any(isinstance(f, UndecodableRequests) for f in grpc_common.filters):
+        grpc_common.addFilter(UndecodableRequests())
+
+
+class UndecodableRequests(logging.Filter):
+    """gRPC logs a full traceback for every request body it cannot decode, before any
+    authentication: anyone could fill the logs. This turns them into one short line per
+    interval that says how many there were."""
+
+    MESSAGE = "Exception deserializing message!"
+
+    def __init__(self, interval_seconds: float = 60.0) -> None:
+        super().__init__()
+        self._interval = interval_seconds
+        self._lock = threading.Lock()
+        self._count = 0
+        self._next_report = 0.0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg != self.MESSAGE:
+            return True
+        error = record.exc_info[0].__name__ if record.exc_info and record.exc_info[0] else "error"
+        with self._lock:
+            self._count += 1
+            now = time.monotonic()
+            if now < self._next_report:
+                return False
+            count, self._count, self._next_report = self._count, 0, now + self._interval
+        record.msg = "rejected %d undecodable request bodies (%s); at most one such line per %d s"
+        record.args = (count, error, int(self._interval))
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return True
 
 
 def exporting_traces() -> bool:

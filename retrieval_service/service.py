@@ -20,7 +20,7 @@ from retrieval_service.batching import QueryBatcher
 from retrieval_service.embedding import Embedder
 from retrieval_service.index import IndexPoint, ScopeSelector, VectorIndex
 
-MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
+MEMORY_ID = re.compile(r"[0-9a-f]{32}")  # fullmatch only: `$` also matches before a newline
 MAX_DOCUMENTS = 256
 MAX_TEXT = 8000
 MAX_QUERY = 2000
@@ -97,7 +97,7 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
                 raise BadField("documents", f"at most {MAX_DOCUMENTS} per call")
             for index, document in enumerate(documents):
                 field = f"documents[{index}]"
-                if not MEMORY_ID.match(document.id):
+                if not MEMORY_ID.fullmatch(document.id):
                     raise BadField(f"{field}.id", "must be 32 hex characters")
                 _tenant(document.tenant_id, f"{field}.tenant_id")
                 if not document.text.strip() or len(document.text) > MAX_TEXT:
@@ -133,7 +133,7 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             if len(request.ids) > MAX_DELETE_IDS:
                 raise BadField("ids", f"at most {MAX_DELETE_IDS} per call")
             for index, memory_id in enumerate(request.ids):
-                if not MEMORY_ID.match(memory_id):
+                if not MEMORY_ID.fullmatch(memory_id):
                     raise BadField(f"ids[{index}]", "must be 32 hex characters")
             if request.all_of_tenant and request.ids:
                 raise BadField("ids", "must be empty with all_of_tenant")

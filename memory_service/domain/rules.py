@@ -15,9 +15,14 @@ from memory_service.domain.model import (
     Speaker,
 )
 
-KEY_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]{0,127}$")
-SUBJECT_ID_PATTERN = re.compile(r"^[A-Za-z0-9._@:-]{1,128}$")
-CONVERSATION_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+# Whole-string patterns: always use them with `fullmatch` (with `match`, `$` also matches before
+# a trailing newline, and `acme\n` would be a tenant of its own).
+SUBJECT_ID = r"[A-Za-z0-9._@:-]{1,128}"
+CONVERSATION_ID = r"[A-Za-z0-9._-]{1,128}"
+MEMORY_ID = r"[0-9a-f]{32}"
+KEY_PATTERN = re.compile(r"[a-z][a-z0-9_.-]{0,127}")
+SUBJECT_ID_PATTERN = re.compile(SUBJECT_ID)
+CONVERSATION_ID_PATTERN = re.compile(CONVERSATION_ID)
 
 # Sizes of text, in characters. The storage models take their column lengths from here, and the
 # API edge refuses longer input, so SQLite and PostgreSQL accept exactly the same requests.

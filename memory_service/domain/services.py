@@ -40,8 +40,9 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.ports import MemoryQuery, UnitOfWork
 
-MESSAGE_NAME = re.compile(r"^conversations/([A-Za-z0-9._-]{1,128})/messages/([0-9a-f]{32})$")
-IMPORT_ITEM_NAME = re.compile(r"^importBatches/([0-9a-f]{32})/items/([0-9a-f]{32})$")
+# Whole-string patterns, used with `fullmatch` only (see rules.py).
+MESSAGE_NAME = re.compile(rf"conversations/({rules.CONVERSATION_ID})/messages/({rules.MEMORY_ID})")
+IMPORT_ITEM_NAME = re.compile(rf"importBatches/({rules.MEMORY_ID})/items/({rules.MEMORY_ID})")
 
 
 def memory_name(memory_id: str) -> str:
@@ -137,7 +138,7 @@ class EvidenceResolver:
     def _import_item(
         uow: UnitOfWork, identity: Identity, draft: ProvenanceDraft, field: str
     ) -> tuple[Provenance, str]:
-        match = IMPORT_ITEM_NAME.match(draft.evidence.ref)
+        match = IMPORT_ITEM_NAME.fullmatch(draft.evidence.ref)
         item = uow.imports.get_item(match.group(2)) if match else None
         if (
             item is None
@@ -173,7 +174,7 @@ class EvidenceResolver:
         return provenance, item.user_id
 
     def message(self, uow: UnitOfWork, identity: Identity, name: str, field: str) -> Message:
-        match = MESSAGE_NAME.match(name)
+        match = MESSAGE_NAME.fullmatch(name)
         if not match:
             raise InvalidArgument(
                 field, "must look like conversations/{conversation}/messages/{message}"

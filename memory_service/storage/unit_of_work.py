@@ -42,7 +42,10 @@ def create_database_engine(url: str) -> Engine:
 def _sqlite_engine(url: str) -> Engine:
     path = url.split("///", 1)[-1]
     if path and path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for file in (path, f"{path}-wal", f"{path}-shm"):
+            if Path(file).exists():
+                Path(file).chmod(0o600)  # memory text: never readable by other local users
     engine = create_engine(
         url, connect_args={"check_same_thread": False, "timeout": 30}, hide_parameters=True
     )

@@ -16,19 +16,32 @@ from memory_service.domain.model import Identity
 from memory_service.domain.rules import SUBJECT_ID_PATTERN
 
 ALGORITHM = "HS256"
+DEFAULT_MAX_LIFETIME_SECONDS = 86400
 
 
 class TokenAuthenticator:
-    def __init__(self, secret: str, issuer: str, audience: str) -> None:
+    def __init__(
+        self,
+        secret: str,
+        issuer: str,
+        audience: str,
+        max_lifetime_seconds: int = DEFAULT_MAX_LIFETIME_SECONDS,
+    ) -> None:
         self._secret = secret
         self._issuer = issuer
         self._audience = audience
+        self._max_lifetime = max_lifetime_seconds
 
     def authenticate(self, context: grpc.ServicerContext) -> Identity:
-        header = ""
-        for key, value in context.invocation_metadata() or ():
-            if key == "authorization":
-                header = value if isinstance(value, str) else value.decode()
+        headers = [
+            value if isinstance(value, str) else value.decode("utf-8", "replace")
+            for key, value in context.invocation_metadata() or ()
+            if key == "authorization"
+        ]
+        if len(headers) > 1:
+            # Proxies and libraries disagree on which of two they honour: accept neither.
+            raise Unauthenticated("send exactly one 'authorization' header")
+        header = headers[0] if headers else ""
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token:
             raise Unauthenticated("send 'authorization: Bearer <token>' metadata")
@@ -49,10 +62,18 @@ class TokenAuthenticator:
             raise Unauthenticated("the token has expired") from error
         except jwt.InvalidTokenError as error:
             raise Unauthenticated(f"the token is not valid: {error}") from error
+        issued, expires = claims["iat"], claims["exp"]
+        if not all(isinstance(t, int | float) for t in (issued, expires)):
+            raise Unauthenticated("the token's iat and exp claims must be numbers")
+        if expires - issued > self._max_lifetime:
+            # A leaked long-lived token would outlive any rotation; the issuer must mint short ones.
+            raise Unauthenticated(
+                f"the token lives longer than the {self._max_lifetime} seconds this service accepts"
+            )
         tenant, user, roles = claims.get("tenant"), claims.get("sub"), claims.get("roles", [])
-        if not isinstance(tenant, str) or not SUBJECT_ID_PATTERN.match(tenant):
+        if not isinstance(tenant, str) or not SUBJECT_ID_PATTERN.fullmatch(tenant):
             raise Unauthenticated("the token's tenant claim is malformed")
-        if not isinstance(user, str) or not SUBJECT_ID_PATTERN.match(user):
+        if not isinstance(user, str) or not SUBJECT_ID_PATTERN.fullmatch(user):
             raise Unauthenticated("the token's sub claim is malformed")
         if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
             raise Unauthenticated("the token's roles claim must be a list of strings")
@@ -66,6 +87,8 @@ class TokenAuthenticator:
         self, tenant: str, user: str, roles: Sequence[str] = (), ttl_seconds: int = 86400
     ) -> str:
         """Development tokens only; production tokens come from the identity provider."""
+        if not 0 < ttl_seconds <= self._max_lifetime:
+            raise ValueError(f"ttl must be between 1 and {self._max_lifetime} seconds")
         now = int(time.time())
         claims = {
             "iss": self._issuer,

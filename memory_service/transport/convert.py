@@ -46,13 +46,12 @@ from memory_service.domain.services import (
 
 E = TypeVar("E", bound=StrEnum)
 
-MEMORY_NAME = re.compile(r"^memories/([0-9a-f]{32})$")
-REVISION_NAME = re.compile(r"^memories/([0-9a-f]{32})/revisions/([1-9][0-9]{0,8})$")
-CONVERSATION_NAME = re.compile(r"^conversations/([A-Za-z0-9._-]{1,128})$")
-GRANT_NAME = re.compile(
-    r"^users/([A-Za-z0-9._@:-]{1,128})/customerGrants/([A-Za-z0-9._@:-]{1,128})$"
-)
-ETAG = re.compile(r"^v([1-9][0-9]{0,17})$")
+# Whole-string patterns, used with `fullmatch` only (see rules.py).
+MEMORY_NAME = re.compile(rf"memories/({rules.MEMORY_ID})")
+REVISION_NAME = re.compile(rf"memories/({rules.MEMORY_ID})/revisions/([1-9][0-9]{{0,8}})")
+CONVERSATION_NAME = re.compile(rf"conversations/({rules.CONVERSATION_ID})")
+GRANT_NAME = re.compile(rf"users/({rules.SUBJECT_ID})/customerGrants/({rules.SUBJECT_ID})")
+ETAG = re.compile(r"v([1-9][0-9]{0,17})")
 MAX_RECALL_LIMIT = 50
 DEFAULT_RECALL_LIMIT = 5
 
@@ -158,21 +157,21 @@ def set_time(target: Timestamp, value: datetime | None) -> None:
 
 
 def parse_memory_name(name: str, field: str = "name") -> str:
-    match = MEMORY_NAME.match(name)
+    match = MEMORY_NAME.fullmatch(name)
     if not match:
         raise InvalidArgument(field, "must look like memories/{memory}")
     return match.group(1)
 
 
 def parse_revision_name(name: str, field: str = "name") -> tuple[str, int]:
-    match = REVISION_NAME.match(name)
+    match = REVISION_NAME.fullmatch(name)
     if not match:
         raise InvalidArgument(field, "must look like memories/{memory}/revisions/{number}")
     return match.group(1), int(match.group(2))
 
 
 def parse_conversation(parent: str, field: str = "parent") -> str:
-    match = CONVERSATION_NAME.match(parent)
+    match = CONVERSATION_NAME.fullmatch(parent)
     if not match:
         raise InvalidArgument(
             field, "must look like conversations/{conversation} with [A-Za-z0-9._-]{1,128}"
@@ -190,7 +189,7 @@ def export_parent(parent: str, field: str = "parent") -> str | None:
 
 
 def parse_grant_name(name: str, field: str = "name") -> tuple[str, str]:
-    match = GRANT_NAME.match(name)
+    match = GRANT_NAME.fullmatch(name)
     if not match:
         raise InvalidArgument(field, "must look like users/{user}/customerGrants/{customer}")
     return match.group(1), match.group(2)
@@ -201,17 +200,19 @@ def parse_etag(etag: str, field: str = "etag", *, required: bool) -> int | None:
         if required:
             raise InvalidArgument(field, "is required: read the memory and send its etag")
         return None
-    match = ETAG.match(etag)
+    match = ETAG.fullmatch(etag)
     if not match:
         raise InvalidArgument(field, "is not an etag this service issued")
     return int(match.group(1))
 
 
-def check_request_id(request_id: str, field: str = "request_id") -> None:
+def check_request_id(request_id: str, field: str = "request_id") -> str:
+    """The canonical spelling ('' when absent): `{A-B}`, `urn:uuid:a-b` and `ab` name one
+    request, so they must share one idempotency record."""
     if not request_id:
-        return
+        return ""
     try:
-        uuid.UUID(request_id)
+        return str(uuid.UUID(request_id))
     except ValueError:
         raise InvalidArgument(field, "must be a UUID") from None
 
@@ -221,7 +222,7 @@ def subject_id(value: str, field: str, *, required: bool) -> str:
         if required:
             raise InvalidArgument(field, "is required")
         return ""
-    if not rules.SUBJECT_ID_PATTERN.match(value):
+    if not rules.SUBJECT_ID_PATTERN.fullmatch(value):
         raise InvalidArgument(field, "must be 1-128 characters of [A-Za-z0-9._@:-]")
     return value
 
@@ -231,7 +232,7 @@ def key_field(value: str, field: str, *, required: bool) -> str:
         return ""
     if not value:
         raise InvalidArgument(field, "is required")
-    if not rules.KEY_PATTERN.match(value):
+    if not rules.KEY_PATTERN.fullmatch(value):
         raise InvalidArgument(
             field, "must start with a letter and use 1-128 characters of [a-z0-9_.-]"
         )

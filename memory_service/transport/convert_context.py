@@ -24,7 +24,7 @@ from memory_service.domain.proposals import Decision, Proposal
 from memory_service.transport import convert
 from memory_service.transport.convert import EnumMap
 
-PARENT_NAME = re.compile(r"^(conversations|tasks)/([A-Za-z0-9._-]{1,128})$")
+PARENT_NAME = re.compile(rf"(conversations|tasks)/({rules.CONVERSATION_ID})")
 MAX_EVIDENCE = 20
 MAX_CUSTOMERS = 100
 MAX_WINDOW = 100
@@ -70,7 +70,7 @@ EXCLUSIONS = EnumMap(
 
 
 def parse_parent(name: str, field: str = "parent") -> tuple[ParentType, str]:
-    match = PARENT_NAME.match(name)
+    match = PARENT_NAME.fullmatch(name)
     if not match:
         raise InvalidArgument(field, "must look like conversations/{id} or tasks/{id}")
     kind = ParentType.CONVERSATION if match.group(1) == "conversations" else ParentType.TASK

@@ -10,6 +10,7 @@ import grpc
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import import_service_pb2_grpc as imp_grpc
 
+from memory_service.domain import rules
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.importing.parsers import MAX_ARCHIVE_BYTES
 from memory_service.domain.importing.service import ImportUseCases, item_name
@@ -35,8 +36,8 @@ from memory_service.transport.runner import Transactions
 from memory_service.transport.servicers import ServicerBase, rpc
 
 log = logging.getLogger(__name__)
-BATCH_NAME = re.compile(r"^importBatches/([0-9a-f]{32})$")
-ITEM_NAME = re.compile(r"^importBatches/([0-9a-f]{32})/items/([0-9a-f]{32})$")
+BATCH_NAME = re.compile(rf"importBatches/({rules.MEMORY_ID})")  # fullmatch only
+ITEM_NAME = re.compile(rf"importBatches/({rules.MEMORY_ID})/items/({rules.MEMORY_ID})")
 
 FORMATS = EnumMap(
     {
@@ -118,14 +119,14 @@ def item_proto(item: ImportItem) -> imp_pb.ImportItem:
 
 
 def parse_batch(name: str, field: str = "name") -> str:
-    match = BATCH_NAME.match(name)
+    match = BATCH_NAME.fullmatch(name)
     if not match:
         raise InvalidArgument(field, "must look like importBatches/{batch}")
     return match.group(1)
 
 
 def parse_item(name: str, field: str = "name") -> str:
-    match = ITEM_NAME.match(name)
+    match = ITEM_NAME.fullmatch(name)
     if not match:
         raise InvalidArgument(field, "must look like importBatches/{batch}/items/{item}")
     return match.group(2)
@@ -269,6 +270,12 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         scope_type = convert.SCOPE_TYPES.optional(memory.scope.type, "memory.scope.type")
         if scope_type is not None and scope_type.value != "USER":
             raise InvalidArgument("memory.scope.type", "imports confirm into user memory only")
+        scope_id = convert.subject_id(memory.scope.id, "memory.scope.id", required=False)
+        if scope_id and scope_id != identity.user_id:
+            # Never silently ignored: the caller asked for somebody else's memory.
+            raise InvalidArgument(
+                "memory.scope.id", "imports confirm into the caller's own memory: empty or yours"
+            )
         key = convert.key_field(memory.key, "memory.key", required=True)
         key_context = convert.key_field(memory.key_context, "memory.key_context", required=False)
         kind = convert.KINDS.required(memory.kind, "memory.kind")

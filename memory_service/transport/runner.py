@@ -51,8 +51,7 @@ class Transactions:
         A lost race on a unique key (two first writes at once) is retried, and the retry
         sees the winner: the stored response, an existing memory, or an existing conversation.
         """
-        request_id: str = getattr(request, "request_id", "")
-        check_request_id(request_id)
+        request_id = check_request_id(getattr(request, "request_id", ""))
         request_fingerprint = fingerprint(method, request)
         for _ in range(WRITE_ATTEMPTS):
             try:

@@ -116,7 +116,10 @@ def build_server(
 
     transactions = Transactions(units, ttl)
     authenticator = TokenAuthenticator(
-        settings.jwt_secret, settings.jwt_issuer, settings.jwt_audience
+        settings.jwt_secret,
+        settings.jwt_issuer,
+        settings.jwt_audience,
+        settings.jwt_max_lifetime_seconds,
     )
     policy = AccessPolicy(GrantTableAuthorizer())
 

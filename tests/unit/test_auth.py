@@ -59,3 +59,19 @@ def test_unsigned_tokens_are_refused() -> None:
     )
     with pytest.raises(Unauthenticated):
         AUTH.verify(unsigned)
+
+
+def test_lifetime_is_bounded_by_the_configured_maximum() -> None:
+    now = int(time.time())
+    short = TokenAuthenticator(SECRET, "crmmem", "crmmem.memory", max_lifetime_seconds=600)
+    assert short.verify(token(iat=now, exp=now + 600)).user_id == "mara"
+    with pytest.raises(Unauthenticated, match="lives longer"):
+        short.verify(token(iat=now, exp=now + 601))
+    with pytest.raises(ValueError, match="ttl"):
+        short.mint("acme", "mara", ttl_seconds=601)
+
+
+@pytest.mark.parametrize("tenant", ["acme\n", "acme\r\n", " acme", ""])
+def test_tenant_claims_match_as_whole_strings(tenant: str) -> None:
+    with pytest.raises(Unauthenticated):
+        AUTH.verify(token(tenant=tenant))

@@ -55,3 +55,35 @@ def test_request_id_must_be_a_uuid() -> None:
     convert.check_request_id("0b0e7a44-3f5e-4f5e-9d5c-2b7c0c1d2e3f")
     with pytest.raises(InvalidArgument):
         convert.check_request_id("retry-1")
+
+
+def test_request_ids_have_one_canonical_spelling() -> None:
+    canonical = "0f8fad5b-d9cb-469f-a165-70867728950e"
+    for spelling in (
+        canonical,
+        canonical.upper(),
+        canonical.replace("-", ""),
+        f"{{{canonical}}}",
+        f"urn:uuid:{canonical}",
+    ):
+        assert convert.check_request_id(spelling) == canonical
+    assert convert.check_request_id("") == ""
+    with pytest.raises(InvalidArgument):
+        convert.check_request_id("not-a-uuid")
+
+
+@pytest.mark.parametrize(
+    "parse",
+    [
+        lambda: convert.parse_memory_name(f"memories/{'a' * 32}\n"),
+        lambda: convert.parse_revision_name(f"memories/{'a' * 32}/revisions/1\n"),
+        lambda: convert.parse_conversation("conversations/c-1\n"),
+        lambda: convert.parse_grant_name("users/mara/customerGrants/acme\n"),
+        lambda: convert.parse_etag("v1\n", required=True),
+        lambda: convert.subject_id("mara\n", "user_id", required=True),
+        lambda: convert.key_field("meeting_time\n", "key", required=True),
+    ],
+)
+def test_names_and_ids_match_as_whole_strings(parse: object) -> None:
+    with pytest.raises(InvalidArgument):
+        parse()  # type: ignore[operator]

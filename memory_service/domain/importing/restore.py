@@ -26,7 +26,7 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.rules import KEY_PATTERN, MAX_ID_CHARS
 
-MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
+MEMORY_ID = re.compile(rules.MEMORY_ID)  # fullmatch only
 
 
 def _get(record: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str) -> Any:
@@ -88,11 +88,11 @@ def _enum(record: dict[str, Any], key: str, enum: type[Any], path: str) -> Any:
 
 def to_memory(record: dict[str, Any], tenant_id: str, path: str) -> Memory:
     memory_id = _get(record, "id", str, path)
-    if not MEMORY_ID.match(memory_id):
+    if not MEMORY_ID.fullmatch(memory_id):
         raise ArchiveError(f"{path}.id", "is not a memory id")
     scope = _get(record, "scope", dict, path)
     key = _get(record, "key", str, path)
-    if not KEY_PATTERN.match(key):
+    if not KEY_PATTERN.fullmatch(key):
         raise ArchiveError(f"{path}.key", "is not a valid key")
     created = _required_time(record, "create_time", path)
     updated = _required_time(record, "update_time", path)
