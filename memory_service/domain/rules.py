@@ -32,6 +32,10 @@ MAX_EVIDENCE_REF_CHARS = 320  # conversations/{id}/messages/{id}, importBatches/
 MAX_RESOURCE_NAME_CHARS = 320  # the longest is users/{user}/customerGrants/{customer}
 MAX_DISPLAY_NAME_CHARS = 256
 MAX_SOURCE_REF_CHARS = 512  # where an archive item came from, and an attachment's name
+# Items in a repeated request field (documented in the protos and the README's Limits table).
+MAX_CONTEXT_CUSTOMERS = 100
+MAX_EVIDENCE_MESSAGES = 20
+MAX_REPEATED_ITEMS = 100  # any other repeated field of a request
 MAX_VALUE_CHARS = 4000
 MAX_QUOTE_CHARS = 2000
 MAX_MESSAGE_CHARS = 32000

@@ -25,8 +25,6 @@ from memory_service.transport import convert
 from memory_service.transport.convert import EnumMap
 
 PARENT_NAME = re.compile(rf"(conversations|tasks)/({rules.CONVERSATION_ID})")
-MAX_EVIDENCE = 20
-MAX_CUSTOMERS = 100
 MAX_WINDOW = 100
 DEFAULT_WINDOW = 10
 
@@ -117,8 +115,6 @@ def proposal(request: ctx_pb.ProposeMemoryRequest) -> Proposal:
         raise InvalidArgument("value", "is required")
     if not request.evidence_messages:
         raise InvalidArgument("evidence_messages", "needs at least one transcript message")
-    if len(request.evidence_messages) > MAX_EVIDENCE:
-        raise InvalidArgument("evidence_messages", f"at most {MAX_EVIDENCE}")
     return Proposal(
         scope=Scope(
             scope_type, convert.subject_id(memory.scope.id, "memory.scope.id", required=False)
@@ -144,8 +140,6 @@ def context_request(request: ctx_pb.BuildContextRequest, instant: datetime) -> C
             raise InvalidArgument("task", "must look like tasks/{id}")
     if request.window_size < 0 or request.window_size > MAX_WINDOW:
         raise InvalidArgument("window_size", f"must be between 0 and {MAX_WINDOW}")
-    if len(request.customers) > MAX_CUSTOMERS:
-        raise InvalidArgument("customers", f"at most {MAX_CUSTOMERS}")
     customers = []
     for index, reference in enumerate(request.customers):
         which = reference.WhichOneof("reference")

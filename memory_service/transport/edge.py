@@ -35,6 +35,12 @@ LIMITS = {
 }
 # Where a field name means something else in one message.
 LIMITS_BY_FULL_NAME = {"crmmem.memory.v1.CustomerReference.name": rules.MAX_DISPLAY_NAME_CHARS}
+# Most items a repeated request field takes, by full name; any other takes MAX_REPEATED_ITEMS.
+# Checked before the field's items are walked, so a flood costs nothing but its decoding.
+MAX_ITEMS = {
+    "crmmem.memory.v1.BuildContextRequest.customers": rules.MAX_CONTEXT_CUSTOMERS,
+    "crmmem.memory.v1.ProposeMemoryRequest.evidence_messages": rules.MAX_EVIDENCE_MESSAGES,
+}
 TIMESTAMP = "google.protobuf.Timestamp"
 MIN_SECONDS = -62_135_596_800  # 0001-01-01T00:00:00Z
 MAX_SECONDS = 253_402_300_799  # 9999-12-31T23:59:59Z
@@ -44,8 +50,13 @@ def limit_of(field: FieldDescriptor) -> int:
     return LIMITS_BY_FULL_NAME.get(field.full_name) or LIMITS.get(field.name, rules.MAX_ID_CHARS)
 
 
+def max_items_of(field: FieldDescriptor) -> int:
+    return MAX_ITEMS.get(field.full_name, rules.MAX_REPEATED_ITEMS)
+
+
 def check_request(request: ProtoMessage) -> None:
-    """Refuses NUL, over-long strings and unrepresentable timestamps anywhere in `request`."""
+    """Refuses NUL, over-long strings, unrepresentable timestamps and over-long repeated fields
+    anywhere in `request`."""
     for path, field, value in _values(request, ""):
         if field.type == FieldDescriptor.TYPE_STRING:
             problem = rules.text_problem(value, limit_of(field))
@@ -59,6 +70,8 @@ def _values(message: ProtoMessage, prefix: str) -> Iterator[tuple[str, FieldDesc
     """(proto path, field, value) for every set string and Timestamp, depth first."""
     for field, value in message.ListFields():
         path = f"{prefix}{field.name}"
+        if field.is_repeated and len(value) > max_items_of(field):
+            raise InvalidArgument(path, f"takes at most {max_items_of(field)} items")
         items = list(value) if field.is_repeated else [value]
         for index, item in enumerate(items):
             item_path = f"{path}[{index}]" if field.is_repeated else path

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from crmmem.memory.v1 import context_service_pb2 as ctx
 from crmmem.memory.v1 import memory_pb2 as pb
@@ -64,3 +66,21 @@ def test_timestamps_outside_years_1_to_9999_are_refused_anywhere() -> None:
         assert field_of(request) == "as_of"
     nested = svc.CreateMemoryRequest(memory=pb.Memory(create_time=Timestamp(seconds=2**40)))
     assert field_of(nested) == "memory.create_time"
+
+
+def test_repeated_fields_are_bounded_before_their_items_are_read() -> None:
+    def customers(count: int) -> ctx.BuildContextRequest:
+        return ctx.BuildContextRequest(
+            customers=[ctx.CustomerReference(customer_id="\x00") for _ in range(count)]
+        )
+
+    assert field_of(customers(rules.MAX_CONTEXT_CUSTOMERS + 1)) == "customers"
+    assert field_of(customers(rules.MAX_CONTEXT_CUSTOMERS)) == "customers[0].customer_id"
+    evidence = ["conversations/a/messages/b"] * (rules.MAX_EVIDENCE_MESSAGES + 1)
+    assert field_of(ctx.ProposeMemoryRequest(evidence_messages=evidence)) == "evidence_messages"
+    flood = ctx.BuildContextRequest(
+        customers=[ctx.CustomerReference(customer_id=f"c-{n}") for n in range(40_000)]
+    )
+    started = time.perf_counter()
+    assert field_of(flood) == "customers"
+    assert time.perf_counter() - started < 0.05
