@@ -123,6 +123,7 @@ class Revision:
     superseded_from: datetime | None = None
     superseded_by_number: int = 0
     confirmation: Confirmation | None = None
+    status_reason: str = ""  # why a revision is a CANDIDATE, e.g. its value is not grounded
 
     @property
     def inferred(self) -> bool:

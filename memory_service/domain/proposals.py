@@ -7,7 +7,7 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory_service.domain import language, rules
+from memory_service.domain import evidence, language, rules
 from memory_service.domain.authorization import AccessPolicy
 from memory_service.domain.model import (
     EvidenceRef,
@@ -18,6 +18,7 @@ from memory_service.domain.model import (
     Message,
     Override,
     ParentType,
+    Provenance,
     ProvenanceMethod,
     Revision,
     RevisionStatus,
@@ -32,6 +33,7 @@ from memory_service.domain.services import (
     EvidenceResolver,
     MemoryUseCases,
     ProvenanceDraft,
+    ResolvedEvidence,
     RevisionDraft,
 )
 
@@ -123,7 +125,16 @@ class ProposalUseCases:
                 override=override,
             )
         existing = uow.memories.find_live(scope, proposal.key, proposal.key_context)
-        stale = self._staleness(uow, scope, proposal, primary, existing, now)
+        stale = self._memories.staleness(
+            uow,
+            scope,
+            proposal.key,
+            proposal.key_context,
+            existing,
+            self._resolved(primary, proposal.method),
+            proposal.value,
+            now,
+        )
         if stale:
             return Outcome(Decision.REFUSED_STALE, stale)
         if existing is not None:
@@ -144,44 +155,6 @@ class ProposalUseCases:
                 return "the evidence comes from another user's conversation"
         elif not self._policy.can_write(uow, identity, scope):
             return f"the caller may not write {scope.type.value.lower()} memory here"
-        return ""
-
-    @staticmethod
-    def _staleness(
-        uow: UnitOfWork,
-        scope: Scope,
-        proposal: Proposal,
-        primary: Message,
-        existing: Memory | None,
-        now: datetime,
-    ) -> str:
-        deleted_at = uow.memories.last_deletion(scope, proposal.key, proposal.key_context)
-        if deleted_at is not None and primary.create_time <= deleted_at:
-            return "the memory was deleted after this evidence was said"
-        evidence = f"conversations/{primary.conversation_id}/messages/{primary.id}"
-        if uow.memories.deleted_lineage(evidence):
-            return "this evidence underlies a deleted memory"
-        if existing is None:
-            return ""
-        for revision in reversed(existing.revisions):
-            if revision.status is not RevisionStatus.ACTIVE:
-                continue
-            said = revision.provenance.source_time or revision.create_time
-            if primary.create_time < said:
-                return (
-                    f"the evidence predates revision {revision.number}, which replaced what it "
-                    "said; an old transcript cannot undo a newer correction"
-                )
-            break
-        if proposal.method is not ProvenanceMethod.USER_STATEMENT:
-            for revision in existing.revisions:
-                if rules.state_at(revision, now) in (
-                    RevisionStatus.SUPERSEDED,
-                    RevisionStatus.REJECTED,
-                ) and rules.normalize_for_match(revision.value) == rules.normalize_for_match(
-                    proposal.value
-                ):
-                    return f"this value was {rules.state_at(revision, now).value.lower()} before"
         return ""
 
     def _write(
@@ -230,7 +203,9 @@ class ProposalUseCases:
                 memory,
                 revision,
             )
-        if primary.speaker is not Speaker.USER:
+        if evidence.is_ungrounded(revision.status_reason):
+            reason = f"{revision.status_reason}: a candidate until the user confirms it"
+        elif primary.speaker is not Speaker.USER:
             reason = (
                 f"said by {primary.speaker.value.lower().replace('_', ' ')}, not the user: "
                 "a candidate until the user confirms it"
@@ -240,6 +215,14 @@ class ProposalUseCases:
         else:
             reason = "a new memory: a candidate for review"
         return Outcome(Decision.CANDIDATE, reason, memory, revision)
+
+    @classmethod
+    def _resolved(cls, message: Message, method: ProvenanceMethod) -> ResolvedEvidence:
+        ref = EvidenceRef(EvidenceType.TRANSCRIPT_MESSAGE, cls._name(message))
+        provenance = Provenance(message.speaker, method, ref, "", message.create_time)
+        return ResolvedEvidence(
+            provenance, message.author_user_id, message.text, message.create_time
+        )
 
     @staticmethod
     def _name(message: Message) -> str:

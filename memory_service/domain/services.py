@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from memory_service.domain import indexing, rules
+from memory_service.domain import evidence, indexing, rules
 from memory_service.domain.authorization import AccessPolicy, require_admin
 from memory_service.domain.errors import (
     Aborted,
@@ -63,6 +63,16 @@ class ProvenanceDraft:
 
 
 @dataclass(frozen=True)
+class ResolvedEvidence:
+    """Provenance as stored, plus what the write rules need to know about its evidence."""
+
+    provenance: Provenance
+    author_user_id: str  # who wrote the evidence
+    text: str  # what the evidence says
+    said: datetime | None  # when it was said, as far as the record shows; None when unknown
+
+
+@dataclass(frozen=True)
 class RevisionDraft:
     value: str
     valid_from: datetime | None
@@ -110,8 +120,7 @@ class EvidenceResolver:
 
     def resolve(
         self, uow: UnitOfWork, identity: Identity, draft: ProvenanceDraft, field: str
-    ) -> tuple[Provenance, str]:
-        """Returns the provenance as stored and the user id of who wrote the evidence."""
+    ) -> ResolvedEvidence:
         if draft.evidence.type is EvidenceType.IMPORT_ITEM:
             return self._import_item(uow, identity, draft, f"{field}.import_item")
         message = self.message(uow, identity, draft.evidence.ref, f"{field}.transcript_message")
@@ -132,12 +141,13 @@ class EvidenceResolver:
             quote=draft.quote,
             source_time=draft.source_time or message.create_time,
         )
-        return provenance, message.author_user_id
+        said = evidence.evidence_time(draft.source_time, message.create_time)
+        return ResolvedEvidence(provenance, message.author_user_id, message.text, said)
 
     @staticmethod
     def _import_item(
         uow: UnitOfWork, identity: Identity, draft: ProvenanceDraft, field: str
-    ) -> tuple[Provenance, str]:
+    ) -> ResolvedEvidence:
         match = IMPORT_ITEM_NAME.fullmatch(draft.evidence.ref)
         item = uow.imports.get_item(match.group(2)) if match else None
         if (
@@ -171,7 +181,8 @@ class EvidenceResolver:
             quote=draft.quote,
             source_time=draft.source_time or item.source_time,  # unknown stays unknown
         )
-        return provenance, item.user_id
+        said = evidence.evidence_time(draft.source_time, item.source_time)
+        return ResolvedEvidence(provenance, item.user_id, item.text, said)
 
     def message(self, uow: UnitOfWork, identity: Identity, name: str, field: str) -> Message:
         match = MESSAGE_NAME.fullmatch(name)
@@ -274,15 +285,17 @@ class MemoryUseCases:
             scope = replace(scope, id=identity.user_id)
         self._policy.require_write(uow, identity, scope)
         draft = command.revision
-        provenance, evidence_author = self._evidence.resolve(
-            uow, identity, draft.provenance, "revision.provenance"
-        )
+        resolved = self._evidence.resolve(uow, identity, draft.provenance, "revision.provenance")
         existing = uow.memories.find_live(scope, command.key, command.key_context)
         if existing is not None:
             raise AlreadyExists(
                 "a live memory with this scope, key and key_context exists; correct it instead",
                 metadata={"memory": memory_name(existing.id)},
             )
+        self.refuse_stale(
+            uow, scope, command.key, command.key_context, None, resolved, draft.value, now
+        )
+        status, status_reason = self._status_for(scope, resolved, draft.value, review)
         memory = Memory(
             id=new_id(),
             tenant_id=uow.tenant_id,
@@ -300,10 +313,11 @@ class MemoryUseCases:
             value=draft.value,
             valid_from=draft.valid_from,
             valid_until=draft.valid_until,
-            status=self._status_for(scope, provenance, evidence_author, review),
-            provenance=provenance,
+            status=status,
+            provenance=resolved.provenance,
             create_time=now,
             author_user_id=identity.user_id,
+            status_reason=status_reason,
         )
         memory.revisions.append(revision)
         uow.memories.add(memory)
@@ -324,9 +338,11 @@ class MemoryUseCases:
         memory = self._visible(uow, identity, memory_id)
         self._policy.require_write(uow, identity, memory.scope)
         self._check_version(uow, memory, expected_version)
-        provenance, evidence_author = self._evidence.resolve(
-            uow, identity, draft.provenance, "revision.provenance"
+        resolved = self._evidence.resolve(uow, identity, draft.provenance, "revision.provenance")
+        self.refuse_stale(
+            uow, memory.scope, memory.key, memory.key_context, memory, resolved, draft.value, now
         )
+        status, status_reason = self._status_for(memory.scope, resolved, draft.value, review)
         valid_from = draft.valid_from or now
         rules.check_interval(valid_from, draft.valid_until, "revision")
         self._claim(uow, memory, now)
@@ -337,11 +353,12 @@ class MemoryUseCases:
             value=draft.value,
             valid_from=valid_from,
             valid_until=draft.valid_until,
-            status=self._status_for(memory.scope, provenance, evidence_author, review),
-            provenance=provenance,
+            status=status,
+            provenance=resolved.provenance,
             create_time=now,
             author_user_id=identity.user_id,
             replaces_number=replaced.number if replaced else 0,
+            status_reason=status_reason,
         )
         memory.revisions.append(revision)
         uow.memories.add_revision(revision)
@@ -361,6 +378,8 @@ class MemoryUseCases:
         now: datetime,
     ) -> tuple[Memory, Revision]:
         memory, revision = self._candidate(uow, identity, memory_id, number, expected_version)
+        known = revision.provenance.source_time is not None  # unknown times count as old
+        said = evidence.said_time(revision) if known else None
         if confirming_message:
             message = self._evidence.message(
                 uow, identity, confirming_message, "transcript_message"
@@ -371,6 +390,17 @@ class MemoryUseCases:
                     "a confirmation rests on the confirming user's own message",
                     reason="SPEAKER_MISMATCH",
                 )
+            said = message.create_time  # the subject says so again, now
+        stale = evidence.stale_evidence(
+            said,
+            self._history(uow, memory.scope, memory.key, memory.key_context, memory, ""),
+            revision.value,
+            subject_statement=True,
+            now=now,
+            exclude=revision,
+        )
+        if stale:
+            raise FailedPrecondition(stale, reason=evidence.STALE_EVIDENCE)
         self._claim(uow, memory, now)
         others_active = any(
             r.status is RevisionStatus.ACTIVE for r in memory.revisions if r is not revision
@@ -378,6 +408,7 @@ class MemoryUseCases:
         if revision.valid_from is None and others_active:
             revision.valid_from = now
         revision.status = RevisionStatus.ACTIVE
+        revision.status_reason = ""
         revision.confirmation = Confirmation(identity.user_id, now)
         uow.memories.update_revision(revision)
         if revision.valid_from is not None:
@@ -535,18 +566,75 @@ class MemoryUseCases:
             self._check_version(uow, memory, expected_version)
         return memory, revision
 
+    def refuse_stale(
+        self,
+        uow: UnitOfWork,
+        scope: Scope,
+        key: str,
+        key_context: str,
+        existing: Memory | None,
+        resolved: ResolvedEvidence,
+        value: str,
+        now: datetime,
+    ) -> None:
+        stale = self.staleness(uow, scope, key, key_context, existing, resolved, value, now)
+        if stale:
+            raise FailedPrecondition(stale, reason=evidence.STALE_EVIDENCE)
+
+    def staleness(
+        self,
+        uow: UnitOfWork,
+        scope: Scope,
+        key: str,
+        key_context: str,
+        existing: Memory | None,
+        resolved: ResolvedEvidence,
+        value: str,
+        now: datetime,
+    ) -> str:
+        """The stale-evidence rule (domain/evidence.py) against the key as stored now."""
+        provenance = resolved.provenance
+        history = self._history(uow, scope, key, key_context, existing, provenance.evidence.ref)
+        subject_statement = (
+            rules.initial_status(provenance.speaker, provenance.method) is RevisionStatus.ACTIVE
+        )
+        return evidence.stale_evidence(
+            resolved.said, history, value, subject_statement=subject_statement, now=now
+        )
+
+    @staticmethod
+    def _history(
+        uow: UnitOfWork,
+        scope: Scope,
+        key: str,
+        key_context: str,
+        existing: Memory | None,
+        evidence_ref: str,
+    ) -> evidence.KeyHistory:
+        return evidence.KeyHistory(
+            deleted_at=uow.memories.last_deletion(scope, key, key_context),
+            memory=existing,
+            evidence_withdrawn=bool(evidence_ref) and uow.memories.deleted_lineage(evidence_ref),
+        )
+
     @staticmethod
     def _status_for(
-        scope: Scope, provenance: Provenance, evidence_author: str, review: bool = False
-    ) -> RevisionStatus:
+        scope: Scope, resolved: ResolvedEvidence, value: str, review: bool = False
+    ) -> tuple[RevisionStatus, str]:
+        """ACTIVE only for the subject's own words that support the value; else why not."""
+        provenance = resolved.provenance
+        if rules.initial_status(provenance.speaker, provenance.method) is not (
+            RevisionStatus.ACTIVE
+        ):
+            return RevisionStatus.CANDIDATE, "not the subject's own statement"
+        if scope.type is ScopeType.USER and resolved.author_user_id != scope.id:
+            return RevisionStatus.CANDIDATE, "somebody else's words are not the subject's"
+        ungrounded = evidence.grounding(value, provenance.quote, resolved.text)
+        if ungrounded:
+            return RevisionStatus.CANDIDATE, ungrounded
         if review:
-            return RevisionStatus.CANDIDATE
-        status = rules.initial_status(provenance.speaker, provenance.method)
-        if scope.type is ScopeType.USER and evidence_author != scope.id:
-            return (
-                RevisionStatus.CANDIDATE
-            )  # somebody else's words are not the subject's preference
-        return status
+            return RevisionStatus.CANDIDATE, "kept for review"
+        return RevisionStatus.ACTIVE, ""
 
     def _check_version(self, uow: UnitOfWork, memory: Memory, expected_version: int) -> None:
         if memory.version != expected_version:

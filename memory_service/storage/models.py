@@ -99,6 +99,7 @@ class RevisionRow(Base):
     author_user_id: Mapped[str] = mapped_column(NAME)
     confirmed_by: Mapped[str | None] = mapped_column(NAME, nullable=True)
     confirm_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    status_reason: Mapped[str] = mapped_column(Text, server_default="")
 
     __table_args__ = (Index("ix_memory_revisions_tenant_id", "tenant_id"),)
 

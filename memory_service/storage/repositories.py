@@ -278,6 +278,7 @@ def _revision_columns(revision: Revision) -> dict[str, Any]:
         "author_user_id": revision.author_user_id,
         "confirmed_by": confirmation.user_id if confirmation else None,
         "confirm_time": confirmation.confirm_time if confirmation else None,
+        "status_reason": revision.status_reason,
     }
 
 
@@ -305,6 +306,7 @@ def _revision(row: Any) -> Revision:
         superseded_from=row.superseded_from,
         superseded_by_number=row.superseded_by_number,
         confirmation=confirmation,
+        status_reason=row.status_reason,
     )
 
 

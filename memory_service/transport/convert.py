@@ -358,6 +358,7 @@ def revision_proto(revision: Revision, instant: datetime) -> pb.MemoryRevision:
         superseded_by_revision_number=revision.superseded_by_number,
         author_user_id=revision.author_user_id,
         inferred=revision.inferred,
+        status_reason=revision.status_reason,
         provenance=pb.Provenance(
             speaker=SPEAKERS.proto(provenance.speaker),
             method=METHODS.proto(provenance.method),

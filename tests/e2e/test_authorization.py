@@ -246,8 +246,8 @@ def assert_invisible(attacker: Client, memory_name: str, etag: str, rpcs: Any = 
 def test_other_users_and_tenants_see_nothing_by_name(
     alice: Client, bob: Client, carol: Client, alice_elsewhere: Client, other_admin: Client
 ) -> None:
-    suggestion = say(alice, None, "Would you like evening meetings?", ASSISTANT)
     memory = create_pref(alice, "meeting_time", "alice secret mornings")
+    suggestion = say(alice, None, "Would you like evening meetings?", ASSISTANT)
     memory = correct(
         alice, memory, "alice secret evenings", evidence=suggestion, method=ASSISTANT_INFERENCE
     ).memory
@@ -584,7 +584,7 @@ def test_a16_randomized_isolation(
             actor.tokens.add(token)
             inferred = rng.random() < 0.3
             evidence = say(
-                actor.client, actor.conversation, f"note {token}", ASSISTANT if inferred else USER
+                actor.client, actor.conversation, f"value {token}", ASSISTANT if inferred else USER
             )
             reply = create_memory(
                 actor.client,
@@ -607,7 +607,7 @@ def test_a16_randomized_isolation(
             counter += 1
             token = f"{me}-{seed}-{counter}-{rng.getrandbits(32):08x}"
             actor.tokens.add(token)
-            evidence = say(actor.client, actor.conversation, f"now {token}")
+            evidence = say(actor.client, actor.conversation, f"value {token}")
             reply = correct(
                 actor.client,
                 get(actor.client, name),

@@ -111,14 +111,14 @@ def test_get_missing_memory_is_not_found(alice: Client) -> None:
 def test_value_of_exactly_4000_characters_is_accepted(alice: Client) -> None:
     value = "m" * 4000
     conversation = new_conversation()
-    evidence = say(alice, conversation, "long note")
+    evidence = say(alice, conversation, value)
     memory = create_pref(alice, "long_note", value, evidence=evidence)
     assert get(alice, memory.name).applicable_revision.value == value
 
 
 @pytest.mark.parametrize("char", ["é", "😀"], ids=["two_byte", "four_byte"])
 def test_value_limit_counts_characters_not_bytes(alice: Client, char: str) -> None:
-    memory = create_pref(alice, "note", char * 4000, evidence=say(alice, None, "a note"))
+    memory = create_pref(alice, "note", char * 4000, evidence=say(alice, None, char * 4000))
     assert get(alice, memory.name).applicable_revision.value == char * 4000
     expect_error(
         lambda: create_pref(alice, "note_2", char * 4001, evidence=say(alice, None, "a note")),

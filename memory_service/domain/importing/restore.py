@@ -8,7 +8,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_service.domain import rules
+from memory_service.domain import evidence, rules
 from memory_service.domain.importing.parsers import MAX_ITEM_CHARS, ArchiveError, stored
 from memory_service.domain.model import (
     Confirmation,
@@ -157,4 +157,19 @@ def _revision(raw: Any, memory_id: str, path: str) -> Revision:
         superseded_from=_time(raw, "superseded_from", path, optional=True),
         superseded_by_number=_number(raw, "superseded_by", path, 0),
         confirmation=confirmed,
+    )
+
+
+def restore_staleness(memory: Memory, history: evidence.KeyHistory, now: datetime) -> str:
+    """The stale-evidence rule for a restored memory: its newest active revision is the
+    evidence. A key deleted here after that was said, or held here by a newer revision,
+    keeps what this store has. A restored memory with nothing active brings nothing back."""
+    if memory.deleted:
+        return ""
+    active = [r for r in memory.revisions if r.status is RevisionStatus.ACTIVE]
+    if not active:
+        return ""
+    newest = max(active, key=evidence.said_time)
+    return evidence.stale_evidence(
+        evidence.said_time(newest), history, newest.value, subject_statement=True, now=now
     )

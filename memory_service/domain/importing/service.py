@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from memory_service.domain import language, rules
+from memory_service.domain import evidence, language, rules
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import FailedPrecondition, NotFound
 from memory_service.domain.importing.parsers import (
@@ -19,7 +19,7 @@ from memory_service.domain.importing.parsers import (
     parse_export,
     parse_summary,
 )
-from memory_service.domain.importing.restore import to_memory
+from memory_service.domain.importing.restore import restore_staleness, to_memory
 from memory_service.domain.model import (
     ArchiveFormat,
     EvidenceRef,
@@ -34,7 +34,6 @@ from memory_service.domain.model import (
     MemoryKind,
     ProvenanceMethod,
     Revision,
-    RevisionStatus,
     Scope,
     ScopeType,
     SkipReason,
@@ -208,7 +207,7 @@ class ImportUseCases:
             chunk = memories[start : start + RESTORE_CHUNK]
             existing = uow.memories.get_many([m.id for m in chunk])
             for memory in chunk:
-                if memory.id in existing:
+                if memory.id in existing or self._restore_refused(uow, memory, now):
                     duplicates += 1
                     continue
                 uow.memories.add(memory)
@@ -218,6 +217,19 @@ class ImportUseCases:
         batch.accepted_count, batch.skipped_count = restored, duplicates
         batch.state, batch.complete_time = ImportState.SUCCEEDED, now
         uow.imports.update_batch(batch)
+
+    @staticmethod
+    def _restore_refused(uow: UnitOfWork, memory: Memory, now: datetime) -> bool:
+        """A restore never brings back what this store deleted or replaced since."""
+        if memory.deleted:
+            return False
+        live = uow.memories.find_live(memory.scope, memory.key, memory.key_context)
+        if live is not None:
+            return True  # the key is held here; one live memory per key
+        history = evidence.KeyHistory(
+            uow.memories.last_deletion(memory.scope, memory.key, memory.key_context), None
+        )
+        return bool(restore_staleness(memory, history, now))
 
     def get(self, uow: UnitOfWork, identity: Identity, batch_id: str) -> ImportBatch:
         batch = uow.imports.get_batch(batch_id)
@@ -262,8 +274,13 @@ class ImportUseCases:
             )
         scope = Scope(ScopeType.USER, identity.user_id)
         value = value or item.text
+        ungrounded = evidence.grounding(value, "", item.text)
+        if ungrounded:
+            raise FailedPrecondition(
+                f"{ungrounded}: an edited value must still say what the item says",
+                reason=evidence.UNGROUNDED,
+            )
         existing = uow.memories.find_live(scope, key, key_context)
-        self._refuse_stale_lineage(uow, scope, key, key_context, existing, item, value, now)
         draft = RevisionDraft(
             value,
             None,
@@ -288,38 +305,6 @@ class ImportUseCases:
         confirmed = replace(item, review=ItemReview.CONFIRMED, memory_id=memory.id)
         uow.imports.update_item(confirmed)
         return confirmed, memory, revision
-
-    @staticmethod
-    def _refuse_stale_lineage(
-        uow: UnitOfWork,
-        scope: Scope,
-        key: str,
-        key_context: str,
-        existing: Memory | None,
-        item: ImportItem,
-        value: str,
-        now: datetime,
-    ) -> None:
-        """An old archive cannot bring back what was corrected or deleted (A3, I11)."""
-        deleted_at = uow.memories.last_deletion(scope, key, key_context)
-        if deleted_at is not None and (item.source_time is None or item.source_time <= deleted_at):
-            raise FailedPrecondition(
-                "this memory was deleted; an imported item cannot recreate it",
-                reason="LINEAGE_SUPERSEDED",
-            )
-        if existing is None:
-            return
-        normalized = rules.normalize_for_match(value)
-        for revision in existing.revisions:
-            state = rules.state_at(revision, now)
-            if state in (RevisionStatus.SUPERSEDED, RevisionStatus.REJECTED) and (
-                rules.normalize_for_match(revision.value) == normalized
-            ):
-                raise FailedPrecondition(
-                    f"revision {revision.number} with this value was {state.value.lower()}; "
-                    "an imported item cannot make it active again",
-                    reason="LINEAGE_SUPERSEDED",
-                )
 
     def delete_batch(
         self, uow: UnitOfWork, identity: Identity, batch_id: str, now: datetime, backup_days: int

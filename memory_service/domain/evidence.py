@@ -1,0 +1,308 @@
+"""Two rules about evidence, each written once and applied on every write path (create, correct,
+confirm, propose, import confirmation, restore): see docs in the README under "Evidence rules".
+
+Stale evidence: what was said before a key was deleted, or before the revision that now holds
+the key, cannot write that key again. Only newer evidence can.
+
+Grounding: evidence proves who spoke, not what was said. A value becomes ACTIVE at once only
+when the quote (or, without a quote, the whole evidence) supports it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from memory_service.domain import rules
+from memory_service.domain.model import Memory, Revision, RevisionStatus
+
+STALE_EVIDENCE = "STALE_EVIDENCE"
+UNGROUNDED = "UNGROUNDED"
+
+# --- stale evidence ------------------------------------------------------------------------------
+
+
+def said_time(revision: Revision) -> datetime:
+    """When a revision's evidence was said; no later than the revision was written."""
+    said = revision.provenance.source_time
+    return revision.create_time if said is None else min(said, revision.create_time)
+
+
+def evidence_time(claimed: datetime | None, recorded: datetime | None) -> datetime | None:
+    """A claimed source time can only make evidence older than its record, never newer."""
+    if claimed is None:
+        return recorded
+    if recorded is None:
+        return claimed
+    return min(claimed, recorded)
+
+
+@dataclass(frozen=True)
+class KeyHistory:
+    """What the store knows about a key when new evidence arrives to write it."""
+
+    deleted_at: datetime | None  # the key's newest deletion marker, if any
+    memory: Memory | None  # the live memory holding the key, if any
+    evidence_withdrawn: bool = False  # the evidence underlies a deleted memory
+
+
+def stale_evidence(
+    said: datetime | None,
+    history: KeyHistory,
+    value: str,
+    *,
+    subject_statement: bool,
+    now: datetime,
+    exclude: Revision | None = None,
+) -> str:
+    """Why evidence said at `said` may not write `value` to the key; '' when it may.
+
+    - evidence said at or before the key's deletion (or of unknown time, when the key was
+      deleted) never recreates it; nor does evidence that underlies a deleted memory;
+    - evidence said before the evidence of the newest active revision (counting revisions
+      effective in the future) cannot replace it; unknown times count as old;
+    - a value the memory already had and that was superseded or rejected comes back only
+      from the subject's own statement (imports, inference and rules cannot revive it).
+    """
+    deleted_at = history.deleted_at
+    if deleted_at is not None and (said is None or said <= deleted_at):
+        return (
+            "the memory was deleted after this evidence was said; only newer evidence may write it"
+        )
+    if history.evidence_withdrawn:
+        return "this evidence underlies a deleted memory"
+    memory = history.memory
+    if memory is None:
+        return ""
+    newest = _newest_active(r for r in memory.revisions if r is not exclude)
+    if newest is not None and (said is None or said < said_time(newest)):
+        return (
+            f"the evidence predates revision {newest.number}, which holds the key now; "
+            "an older statement cannot undo a newer one"
+        )
+    if not subject_statement:
+        normalized = rules.normalize_for_match(value)
+        for revision in memory.revisions:
+            state = rules.state_at(revision, now)
+            if state in (RevisionStatus.SUPERSEDED, RevisionStatus.REJECTED) and (
+                rules.normalize_for_match(revision.value) == normalized
+            ):
+                return (
+                    f"revision {revision.number} with this value was {state.value.lower()}; "
+                    "only the subject's own statement brings it back"
+                )
+    return ""
+
+
+def _newest_active(revisions: Iterable[Revision]) -> Revision | None:
+    newest: Revision | None = None
+    for revision in revisions:
+        if revision.status is RevisionStatus.ACTIVE and (
+            newest is None or said_time(revision) > said_time(newest)
+        ):
+            newest = revision
+    return newest
+
+
+# --- grounding -----------------------------------------------------------------------------------
+
+WORD = re.compile(r"\w+")
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "please",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "i'm",
+        "i've",
+        "i'd",
+        "let's",
+        "s",
+        "t",
+        "re",
+        "ve",
+        "ll",
+        "d",
+        "m",
+    ]
+)
+
+
+def content_words(text: str) -> list[str]:
+    """Casefolded words minus common function words, with plural and -ing/-ed endings cut."""
+    out = []
+    for word in WORD.findall(text.casefold()):
+        if word in STOPWORDS or (len(word) < 2 and not word.isdigit()):
+            continue
+        out.append(_stem(word))
+    return out
+
+
+def _stem(word: str) -> str:
+    if any(c.isdigit() for c in word):
+        return word  # figures and identifiers are compared exactly
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    if len(word) > 5 and word.endswith("ing"):
+        word = word[:-3]
+    elif len(word) > 4 and word.endswith("ed"):
+        word = word[:-2]
+    return word
+
+
+def _matches(word: str, support: set[str]) -> bool:
+    if word in support:
+        return True
+    if any(c.isdigit() for c in word) or len(word) < 4:
+        return False
+    return any(
+        len(other) >= 4 and (other.startswith(word) or word.startswith(other)) for other in support
+    )
+
+
+def grounding(value: str, quote: str, evidence_text: str) -> str:
+    """Why the value is not supported by its evidence; '' when it is.
+
+    The support is the quote when one is given (it occurs in the evidence), else the whole
+    evidence. The value is supported when every figure or identifier in it (a word with a
+    digit) occurs in the support, and at least half of its other content words do
+    (casefolded, common function words ignored, plural/-ing/-ed endings cut). A value of
+    function words only must occur in the support as it is.
+    """
+    support_text = quote or evidence_text
+    support = set(content_words(support_text))
+    words = content_words(value)
+    figures = [w for w in words if any(c.isdigit() for c in w)]
+    plain = [w for w in words if w not in figures]
+    if any(w not in support for w in figures):
+        return f"{UNGROUNDED}: a figure or identifier in the value does not occur in its evidence"
+    if not plain:
+        if figures or rules.quote_occurs(value, support_text):
+            return ""
+        return f"{UNGROUNDED}: the value does not occur in its evidence"
+    found = sum(1 for w in plain if _matches(w, support))
+    if found * 2 < len(plain):
+        return f"{UNGROUNDED}: the value's words are mostly absent from its quote or evidence"
+    return ""
+
+
+def is_ungrounded(status_reason: str) -> bool:
+    return status_reason.startswith(f"{UNGROUNDED}:")
