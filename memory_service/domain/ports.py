@@ -107,11 +107,19 @@ class StoredResponse:
     fingerprint: str
     response: bytes
     create_time: datetime
+    memory_id: str = ""  # the memory the response shows, so a deletion can reach it
+
+    @property
+    def redacted(self) -> bool:
+        """The memory it showed was deleted and the response with its text dropped."""
+        return bool(self.memory_id) and not self.response
 
 
 class IdempotencyRepository(Protocol):
     def get(self, user_id: str, request_id: str) -> StoredResponse | None: ...
     def put(self, user_id: str, request_id: str, stored: StoredResponse) -> None: ...
+    def redact_memory(self, memory_id: str) -> int:
+        """Drops the stored responses that show this memory, keeping their request ids."""
 
 
 class OverrideRepository(Protocol):
@@ -152,6 +160,10 @@ class ImportRepository(Protocol):
     def known_lineage(self, user_id: str, hashes: list[str]) -> set[str]: ...
     def cancel_pending(self, user_id: str, lineage_hashes: list[str]) -> int:
         """Withdraws items awaiting review whose text a deletion just removed."""
+
+    def blank_text(self, user_id: str, lineage_hashes: list[str], memory_id: str) -> int:
+        """Erases the text of the user's items of these lineages and of items confirmed into
+        `memory_id`; their hashes stay so a re-import is still recognised."""
 
     def count_items(self, batch_id: str) -> tuple[int, int]:
         """(all items, items confirmed into memory)."""

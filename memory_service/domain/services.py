@@ -464,13 +464,16 @@ class MemoryUseCases:
         uow.memories.mark_deleted(memory.id, now, memory.key_hash)
         memory.key, memory.key_context = "deleted", ""
         memory.delete_time = now
-        cancelled = uow.imports.cancel_pending(
-            memory.scope.id if memory.scope.type is ScopeType.USER else "", lineage
-        )
+        subject = memory.scope.id if memory.scope.type is ScopeType.USER else ""
+        cancelled = uow.imports.cancel_pending(subject, lineage)
+        blanked = uow.imports.blank_text(subject, lineage, memory.id)
+        redacted = uow.idempotency.redact_memory(memory.id)
         self._schedule_index(uow, memory, now)
-        return memory, self._receipt(memory, now, cancelled)
+        return memory, self._receipt(memory, now, cancelled, blanked, redacted)
 
-    def _receipt(self, memory: Memory, now: datetime, cancelled: int) -> DeletionReceipt:
+    def _receipt(
+        self, memory: Memory, now: datetime, cancelled: int, blanked: int, redacted: int
+    ) -> DeletionReceipt:
         count = len(memory.revisions)
         backups = now + timedelta(days=self._retention.backup_days)
         return DeletionReceipt(
@@ -481,7 +484,16 @@ class MemoryUseCases:
                     "removal queued in the same transaction; searches validate against the "
                     "records meanwhile, so the memory is never recalled again",
                 ),
-                ("caches", "none: the service keeps no cached copies of memory text"),
+                (
+                    "stored_responses",
+                    f"{redacted} stored idempotency response(s) showing this memory redacted; "
+                    "replaying those requests answers MEMORY_DELETED",
+                ),
+                (
+                    "import_items",
+                    f"the text of {blanked} import item(s) of this lineage erased; their hashes "
+                    "stay so a re-import cannot bring it back",
+                ),
                 (
                     "pending_work",
                     f"{cancelled} import item(s) with this text withdrawn from review; late "
@@ -490,11 +502,16 @@ class MemoryUseCases:
                 ("key", "replaced by a hash in the deletion marker"),
             ],
             not_reached=[
-                ("backups", f"database backups until they expire ({backups.date().isoformat()})"),
                 (
                     "audit_transcript",
                     "the conversation messages the memory was taken from stay as evidence",
                 ),
+                (
+                    "database_log",
+                    "the database's write-ahead log keeps overwritten pages until its next "
+                    "checkpoint (minutes on SQLite and PostgreSQL)",
+                ),
+                ("backups", f"database backups until they expire ({backups.date().isoformat()})"),
                 ("logs", "operational logs carry ids, not memory text"),
                 (
                     "model_providers",

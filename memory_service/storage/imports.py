@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from memory_service.domain.model import (
@@ -112,6 +112,24 @@ class SqlImportRepository(TenantScoped):
                 ImportItemRow.review == ItemReview.PENDING.value,
             )
             .values(review=ItemReview.REJECTED.value)
+            .execution_options(synchronize_session=False)
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]
+
+    def blank_text(self, user_id: str, lineage_hashes: list[str], memory_id: str) -> int:
+        reached = ImportItemRow.memory_id == memory_id
+        if user_id and lineage_hashes:
+            reached = or_(
+                reached,
+                and_(
+                    ImportItemRow.user_id == user_id,
+                    ImportItemRow.lineage_hash.in_(lineage_hashes),
+                ),
+            )
+        result = self._session.execute(
+            update(ImportItemRow)
+            .where(ImportItemRow.tenant_id == self._tenant_id, reached, ImportItemRow.text != "")
+            .values(text="")
             .execution_options(synchronize_session=False)
         )
         return int(result.rowcount)  # type: ignore[attr-defined]

@@ -159,6 +159,10 @@ class IdempotencyRow(Base):
     fingerprint: Mapped[str] = mapped_column(String(64))
     response: Mapped[bytes] = mapped_column(LargeBinary)
     create_time: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+    # The memory the response shows: a deletion finds and redacts it by this.
+    memory_id: Mapped[str | None] = mapped_column(ID, nullable=True)
+
+    __table_args__ = (Index("ix_idempotency_keys_memory", "tenant_id", "memory_id"),)
 
 
 class OutboxRow(Base):
@@ -267,4 +271,5 @@ class ImportItemRow(Base):
     __table_args__ = (
         Index("ix_import_items_batch", "tenant_id", "batch_id", "ordinal"),
         Index("ix_import_items_lineage", "tenant_id", "user_id", "lineage_hash"),
+        Index("ix_import_items_memory", "tenant_id", "memory_id"),
     )

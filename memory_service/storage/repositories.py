@@ -525,7 +525,9 @@ class SqlIdempotencyRepository(TenantScoped):
         ).first()
         if row is None:
             return None
-        return StoredResponse(row.method, row.fingerprint, row.response, row.create_time)
+        return StoredResponse(
+            row.method, row.fingerprint, row.response, row.create_time, row.memory_id or ""
+        )
 
     def put(self, user_id: str, request_id: str, stored: StoredResponse) -> None:
         self._session.execute(
@@ -544,8 +546,20 @@ class SqlIdempotencyRepository(TenantScoped):
                 fingerprint=stored.fingerprint,
                 response=stored.response,
                 create_time=stored.create_time,
+                memory_id=stored.memory_id or None,
             )
         )
+
+    def redact_memory(self, memory_id: str) -> int:
+        result = self._session.execute(
+            update(IdempotencyRow)
+            .where(
+                IdempotencyRow.tenant_id == self._tenant_id, IdempotencyRow.memory_id == memory_id
+            )
+            .values(response=b"")
+            .execution_options(synchronize_session=False)
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]
 
 
 def purge_idempotency_keys(session: Session, older_than: datetime) -> int:

@@ -9,7 +9,12 @@ from typing import TypeVar
 
 from google.protobuf.message import Message as ProtoMessage
 
-from memory_service.domain.errors import Aborted, InvalidArgument, WriteConflict
+from memory_service.domain.errors import (
+    Aborted,
+    FailedPrecondition,
+    InvalidArgument,
+    WriteConflict,
+)
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.ports import StoredResponse, UnitOfWork, UnitOfWorkFactory
 from memory_service.transport.convert import check_request_id
@@ -63,7 +68,11 @@ class Transactions:
                     response = work(uow)
                     if request_id:
                         stored = StoredResponse(
-                            method, request_fingerprint, response.SerializeToString(), utcnow()
+                            method,
+                            request_fingerprint,
+                            response.SerializeToString(),
+                            utcnow(),
+                            memory_shown(response),
                         )
                         uow.idempotency.put(identity.user_id, request_id, stored)
                     uow.commit()
@@ -84,4 +93,19 @@ class Transactions:
                 "was already used for a different request",
                 reason="REQUEST_ID_REUSED",
             )
+        if stored.redacted:
+            raise FailedPrecondition(
+                "the memory this request wrote has since been deleted",
+                reason="MEMORY_DELETED",
+            )
         return stored.response
+
+
+def memory_shown(response: ProtoMessage) -> str:
+    """The id of the memory a response shows in its `memory` field, so that deleting the
+    memory can redact the stored response too ('' for responses that show none)."""
+    memory = getattr(response, "memory", None)
+    if memory is None or not response.HasField("memory"):
+        return ""
+    name: str = memory.name
+    return name.removeprefix("memories/") if name.startswith("memories/") else ""
