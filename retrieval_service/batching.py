@@ -1,61 +1,176 @@
-"""Micro-batching of query embeddings: concurrent searches share one forward pass."""
+"""The model's one thread, shared by two lanes: queries first, documents in small chunks.
+
+A search is on a caller's deadline; a document upsert is background indexing. If both queued
+behind one another on a plain executor, a query could wait behind a whole batch of documents and
+recall would degrade exactly when writes are busiest. Here the thread always takes every waiting
+query (one batched forward pass) before the next chunk of documents, so a query waits at most for
+one small chunk. Chunks are sized by time, not count: as many documents as the model embedded in
+about `chunk_seconds` lately, so on a busy machine chunks shrink and a query's wait stays bounded.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TypeVar
 
-MAX_BATCH = 32
+MAX_QUERY_BATCH = 32
+MIN_CHUNK = 4
+MAX_CHUNK = 64
+T = TypeVar("T")
 
 
-class QueryBatcher:
+@dataclass
+class _DocumentJob:
+    texts: Sequence[str]
+    future: Future[list[list[float]]]
+    vectors: list[list[float]] = field(default_factory=list)
+
+
+class EmbeddingLane:
+    """Runs every model call on one thread: torch's intra-op pool is bound to its calling
+    thread, and hopping between threads costs more than the forward pass of a short query."""
+
     def __init__(
         self,
         embed: Callable[[Sequence[str]], list[list[float]]],
-        executor: Executor,
-        wait_seconds: float,
+        query_wait_seconds: float = 0.0,
+        chunk_seconds: float = 0.025,
     ) -> None:
         self._embed = embed
-        self._executor = executor
-        self._wait = wait_seconds
-        self._queue: asyncio.Queue[tuple[str, asyncio.Future[list[float]]]] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
+        self._wait = query_wait_seconds
+        self._chunk_seconds = chunk_seconds
+        self._per_document = chunk_seconds / 16  # a guess until the first chunk is measured
+        self._queries: deque[tuple[str, Future[list[float]]]] = deque()
+        self._documents: deque[_DocumentJob] = deque()
+        self._calls: deque[tuple[Callable[[], object], Future[object]]] = deque()
+        self._ready = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="embed", daemon=True)
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        self._thread.start()
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
+    def stop(self) -> None:
+        with self._ready:
+            self._stopping = True
+            self._ready.notify_all()
+        self._thread.join(timeout=10)
 
-    async def embed(self, text: str) -> list[float]:
-        future: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
-        await self._queue.put((text, future))
-        return await future
+    async def embed_query(self, text: str) -> list[float]:
+        future: Future[list[float]] = Future()
+        with self._ready:
+            self._queries.append((text, future))
+            self._ready.notify()
+        return await asyncio.wrap_future(future)
 
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        future: Future[list[list[float]]] = Future()
+        with self._ready:
+            self._documents.append(_DocumentJob(texts, future))
+            self._ready.notify()
+        return await asyncio.wrap_future(future)
+
+    def call(self, function: Callable[[], T]) -> T:
+        """Runs `function` on the model thread and waits for it (warm-up at start)."""
+        future: Future[object] = Future()
+        with self._ready:
+            self._calls.append((function, future))
+            self._ready.notify()
+        return future.result()  # type: ignore[return-value]
+
+    def _run(self) -> None:
         while True:
-            batch = [await self._queue.get()]
-            deadline = loop.time() + self._wait
-            while len(batch) < MAX_BATCH:
-                timeout = deadline - loop.time()
-                if timeout <= 0 and self._queue.empty():
+            with self._ready:
+                while not (self._queries or self._documents or self._calls or self._stopping):
+                    self._ready.wait()
+                if self._stopping:
+                    self._fail_pending(RuntimeError("the embedding lane stopped"))
+                    return
+                if self._calls:
+                    self._run_call(*self._calls.popleft())
+                    continue
+                if self._queries:
+                    queries = self._take_queries()
+                    job = None
+                else:
+                    queries = []
+                    job = self._documents[0]
+            if queries:
+                self._run_queries(queries)
+            elif job is not None:
+                self._run_document_chunk(job)
+
+    def _take_queries(self) -> list[tuple[str, Future[list[float]]]]:
+        """Called with the lock held; optionally lingers for more queries to batch with."""
+        if self._wait > 0:
+            deadline = time.monotonic() + self._wait
+            while len(self._queries) < MAX_QUERY_BATCH and not self._stopping:
+                left = deadline - time.monotonic()
+                if left <= 0:
                     break
-                try:
-                    batch.append(await asyncio.wait_for(self._queue.get(), max(timeout, 0)))
-                except TimeoutError:
-                    break
-            try:
-                vectors = await loop.run_in_executor(
-                    self._executor, self._embed, [text for text, _ in batch]
-                )
-            except Exception as error:  # each waiting search gets the failure
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(error)
-                continue
-            for (_, future), vector in zip(batch, vectors, strict=True):
-                if not future.done():
-                    future.set_result(vector)
+                self._ready.wait(left)
+        batch: list[tuple[str, Future[list[float]]]] = []
+        while self._queries and len(batch) < MAX_QUERY_BATCH:
+            text, future = self._queries.popleft()
+            if future.set_running_or_notify_cancel():  # the caller may have given up
+                batch.append((text, future))
+        return batch
+
+    def _run_call(self, function: Callable[[], object], future: Future[object]) -> None:
+        try:
+            future.set_result(function())
+        except Exception as error:
+            future.set_exception(error)
+
+    def _run_queries(self, batch: list[tuple[str, Future[list[float]]]]) -> None:
+        try:
+            vectors = self._embed([text for text, _ in batch])
+        except Exception as error:  # each waiting search gets the failure
+            for _, future in batch:
+                future.set_exception(error)
+            return
+        for (_, future), vector in zip(batch, vectors, strict=True):
+            future.set_result(vector)
+
+    def _run_document_chunk(self, job: _DocumentJob) -> None:
+        if not job.vectors and not job.future.set_running_or_notify_cancel():
+            self._finish(job)
+            return
+        start = len(job.vectors)
+        size = int(self._chunk_seconds / self._per_document)
+        chunk = job.texts[start : start + min(MAX_CHUNK, max(MIN_CHUNK, size))]
+        began = time.monotonic()
+        try:
+            job.vectors.extend(self._embed(chunk))
+            took = (time.monotonic() - began) / len(chunk)
+            self._per_document = 0.7 * self._per_document + 0.3 * took
+        except Exception as error:
+            self._finish(job)
+            job.future.set_exception(error)
+            return
+        if len(job.vectors) >= len(job.texts):
+            self._finish(job)
+            job.future.set_result(job.vectors)
+
+    def _finish(self, job: _DocumentJob) -> None:
+        with self._ready:
+            self._documents.remove(job)
+
+    def _fail_pending(self, error: Exception) -> None:
+        for _, future in self._queries:
+            if future.set_running_or_notify_cancel():
+                future.set_exception(error)
+        for job in self._documents:
+            if job.vectors or job.future.set_running_or_notify_cancel():
+                job.future.set_exception(error)
+        for _, call in self._calls:
+            call.set_exception(error)
+        self._queries.clear()
+        self._documents.clear()
+        self._calls.clear()

@@ -19,6 +19,7 @@ class RetrievalSettings:
     qdrant_replication_factor: int
     torch_threads: int
     query_batch_wait_ms: float
+    document_chunk_ms: float
 
     @classmethod
     def from_env(cls) -> RetrievalSettings:
@@ -33,4 +34,5 @@ class RetrievalSettings:
             qdrant_replication_factor=int(os.environ.get("QDRANT_REPLICATION_FACTOR", "1")),
             torch_threads=int(os.environ.get("RETRIEVAL_TORCH_THREADS", "0")),
             query_batch_wait_ms=float(os.environ.get("RETRIEVAL_QUERY_BATCH_WAIT_MS", "0")),
+            document_chunk_ms=float(os.environ.get("RETRIEVAL_DOCUMENT_CHUNK_MS", "25")),
         )

@@ -18,7 +18,7 @@ from opentelemetry.instrumentation.grpc import aio_server_interceptor
 from opentelemetry.metrics import Observation
 from opentelemetry.sdk.trace import TracerProvider
 
-from retrieval_service.batching import QueryBatcher
+from retrieval_service.batching import EmbeddingLane
 from retrieval_service.config import RetrievalSettings
 from retrieval_service.embedding import Embedder
 from retrieval_service.embedding.sentence_transformer import (
@@ -61,15 +61,14 @@ class RunningSidecar:
     port: int
     health: health_aio.HealthServicer
     index: VectorIndex
-    batcher: QueryBatcher
-    executors: tuple[ThreadPoolExecutor, ...]
+    lane: EmbeddingLane
+    executor: ThreadPoolExecutor
 
     async def stop(self, grace: float) -> None:
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
-        await self.batcher.stop()
-        for executor in self.executors:
-            executor.shutdown(wait=True)
+        self.lane.stop()
+        self.executor.shutdown(wait=True)
         self.index.close()
 
 
@@ -79,18 +78,16 @@ async def start_sidecar(
     model_path = Path(settings.model_path) if settings.model_path else packaged_model_path()
     embedder = SentenceTransformerEmbedder(model_path, threads=settings.torch_threads)
     index = open_index(settings, embedder)
-    # The model always runs on one thread: torch's intra-op pool is bound to its calling
-    # thread, and hopping between threads costs more than the forward pass of a short query.
-    model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+    lane = EmbeddingLane(
+        embedder.embed, settings.query_batch_wait_ms / 1000, settings.document_chunk_ms / 1000
+    )
+    lane.start()
+    warm_up(lane, embedder, index)
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="index")
-    batcher = QueryBatcher(embedder.embed, model_thread, settings.query_batch_wait_ms / 1000)
-    batcher.start()
 
     server = grpc.aio.server(interceptors=[aio_server_interceptor(tracer_provider=tracer_provider)])
     pb_grpc.add_RetrievalServiceServicer_to_server(
-        RetrievalServicer(
-            embedder, index, executor, model_thread, batcher, collection_name(embedder)
-        ),
+        RetrievalServicer(embedder, index, executor, lane, collection_name(embedder)),
         server,
     )
     health = health_aio.HealthServicer()
@@ -114,4 +111,12 @@ async def start_sidecar(
     )
     for name in ("", SERVICE_NAME):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return RunningSidecar(server, port, health, index, batcher, (model_thread, executor))
+    return RunningSidecar(server, port, health, index, lane, executor)
+
+
+def warm_up(lane: EmbeddingLane, embedder: Embedder, index: VectorIndex) -> None:
+    """One embedding and one search before the port opens: the first forward pass (torch's
+    thread pool, lazy kernels) and the index's first read cost seconds, and the memory service
+    takes SERVING as "recall works now"."""
+    vector = lane.call(lambda: embedder.embed(["warm up"])[0])
+    index.search("warm-up", vector, 1, [])

@@ -16,7 +16,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from opentelemetry import trace
 
-from retrieval_service.batching import QueryBatcher
+from retrieval_service.batching import EmbeddingLane
 from retrieval_service.embedding import Embedder
 from retrieval_service.index import IndexPoint, ScopeSelector, VectorIndex
 
@@ -72,17 +72,15 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         embedder: Embedder,
         index: VectorIndex,
         executor: ThreadPoolExecutor,
-        model_thread: ThreadPoolExecutor,
-        batcher: QueryBatcher,
+        lane: EmbeddingLane,
         collection: str,
     ) -> None:
         self._embedder = embedder
         self._index = index
         self._executor = executor
-        self._model_thread = model_thread
+        self._lane = lane
         self._upserted_total = 0
         self._stale_total = 0
-        self._batcher = batcher
         self._collection = collection
 
     async def _run(self, function: Any, *args: Any) -> Any:
@@ -110,9 +108,7 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             return pb.UpsertDocumentsResponse()
         with tracer.start_as_current_span("embed.documents") as span:
             span.set_attribute("crmmem.documents", len(documents))
-            vectors = await asyncio.get_running_loop().run_in_executor(
-                self._model_thread, self._embedder.embed, [d.text for d in documents]
-            )
+            vectors = await self._lane.embed_documents([d.text for d in documents])
         points = [
             IndexPoint(
                 d.id, d.tenant_id, d.version, d.revision_number, d.scope_type, d.scope_id, vector
@@ -161,7 +157,7 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             await _abort(context, error)
         scopes = [ScopeSelector(s.scope_type, s.scope_id) for s in request.scopes]
         with tracer.start_as_current_span("embed.query"):
-            vector = await self._batcher.embed(request.query)
+            vector = await self._lane.embed_query(request.query)
         with tracer.start_as_current_span("vector.search") as span:
             hits = await self._run(self._index.search, tenant, vector, request.limit or 10, scopes)
             span.set_attribute("crmmem.candidates", len(hits))

@@ -19,6 +19,11 @@ class SentenceTransformerEmbedder:
     def __init__(self, model_path: Path, threads: int = 0, batch_size: int = 64) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        # OpenMP's threads spin while they wait for work by default. On a machine whose cores
+        # are busy with other processes that turns a 10 ms query into a second and a batch of
+        # 128 documents into half a minute (measured with two threads at load 14); sleeping
+        # waiters keep them at tens of milliseconds and a few seconds. Read when torch loads.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import torch
         from sentence_transformers import SentenceTransformer
 
