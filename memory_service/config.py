@@ -37,7 +37,10 @@ class Settings:
     shutdown_grace_seconds: float
     retrieval_address: str
     recall_timeout_seconds: float
-    breaker_failures: int
+    recall_margin_seconds: float
+    breaker_min_calls: int
+    breaker_failure_rate: float
+    breaker_window_seconds: float
     breaker_reset_seconds: float
     outbox_worker: bool
     outbox_poll_seconds: float
@@ -84,9 +87,12 @@ class Settings:
             retrieval_address=_optional_address(
                 os.environ.get("MEMORY_RETRIEVAL_ADDRESS", "127.0.0.1:50052")
             ),
-            recall_timeout_seconds=float(os.environ.get("MEMORY_RECALL_TIMEOUT_MS", "250")) / 1000,
-            breaker_failures=int(os.environ.get("MEMORY_BREAKER_FAILURES", "3")),
-            breaker_reset_seconds=float(os.environ.get("MEMORY_BREAKER_RESET_SECONDS", "5")),
+            recall_timeout_seconds=float(os.environ.get("MEMORY_RECALL_TIMEOUT_MS", "5000")) / 1000,
+            recall_margin_seconds=float(os.environ.get("MEMORY_RECALL_MARGIN_MS", "50")) / 1000,
+            breaker_min_calls=int(os.environ.get("MEMORY_BREAKER_MIN_CALLS", "5")),
+            breaker_failure_rate=float(os.environ.get("MEMORY_BREAKER_FAILURE_RATE", "0.5")),
+            breaker_window_seconds=float(os.environ.get("MEMORY_BREAKER_WINDOW_SECONDS", "10")),
+            breaker_reset_seconds=float(os.environ.get("MEMORY_BREAKER_RESET_SECONDS", "2")),
             outbox_worker=_flag("MEMORY_OUTBOX_WORKER", True),
             outbox_poll_seconds=float(os.environ.get("MEMORY_OUTBOX_POLL_SECONDS", "0.1")),
             apply_user_corrections=_flag("MEMORY_APPLY_USER_CORRECTIONS", False),

@@ -47,3 +47,9 @@ def future_boundaries(memory: Memory, now: datetime) -> list[datetime]:
             if instant is not None and instant > now:
                 instants.add(instant)
     return sorted(instants)
+
+
+class IndexUnavailable(Exception):
+    """The index as a whole could not be reached (down, restarting, hung): nothing is wrong
+    with the items themselves, so the drain waits for the index rather than each item backing
+    off on its own."""

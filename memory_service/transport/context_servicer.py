@@ -17,7 +17,7 @@ from memory_service.transport import convert
 from memory_service.transport import convert_context as cc
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.paging import ID
-from memory_service.transport.recall import Recaller, annotate, recalled_protos
+from memory_service.transport.recall import Recaller, annotate, caller_deadline, recalled_protos
 from memory_service.transport.retrieval_client import SearchUnavailable
 from memory_service.transport.runner import Transactions
 from memory_service.transport.servicers import ServicerBase, as_of_instant, rpc
@@ -47,7 +47,7 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         query = convert.recall_query(request.query) if request.query.strip() else ""
         limit = convert.recall_limit(request.recall_limit)
         context_request = cc.context_request(request, instant)
-        time_remaining = context.time_remaining()
+        deadline = caller_deadline(context)
 
         def work(uow: UnitOfWork) -> tuple[Context, RecallResult | SearchUnavailable | None]:
             built = self.builder.build(uow, identity, context_request)
@@ -59,7 +59,7 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
                 query,
                 limit,
                 instant,
-                time_remaining,
+                deadline,
                 within=built.allowed,
                 scopes=scope_selectors(built.allowed),
             )

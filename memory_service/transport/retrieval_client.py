@@ -1,25 +1,51 @@
-"""Client of the retrieval sidecar: deadlines, a circuit breaker, and trace propagation.
+"""Client of the retrieval sidecar: deadlines, a circuit breaker, a health watch, and trace
+propagation.
 
 Search failures never become errors for the caller: recall degrades to "no recall" instead.
 """
 
 from __future__ import annotations
 
+import enum
+import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 
 import grpc
 from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
 from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from opentelemetry.instrumentation.grpc import client_interceptor, grpcext
 from opentelemetry.sdk.trace import TracerProvider
 
-from memory_service.domain.indexing import IndexDocument
+from memory_service.domain.indexing import IndexDocument, IndexUnavailable
 from memory_service.domain.recall import Candidate
 
+log = logging.getLogger(__name__)
+
 UPSERT_CHUNK = 256
-INDEX_WRITE_TIMEOUT = 30.0
+SIDECAR_SERVICE = pb.DESCRIPTOR.services_by_name["RetrievalService"].full_name
+# A restarted sidecar is found again within about a second, however long it was away (gRPC's
+# default backoff grows to two minutes).
+CHANNEL_OPTIONS = [
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+]
+HEALTH_POLL_SECONDS = 0.2
+HEALTH_CHECK_TIMEOUT = 1.0
+# Codes that say the sidecar (not one item) is the problem: index writes then wait for it.
+UNREACHABLE = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.UNAUTHENTICATED,
+    }
+)
 
 
 class SearchUnavailable(Exception):
@@ -30,24 +56,41 @@ class SearchUnavailable(Exception):
         self.reason = reason
 
 
-class CircuitBreaker:
-    """Stops calling a sidecar that keeps failing, so degraded recall costs nothing.
+class Outcome(enum.Enum):
+    OK = 0.0
+    SLOW = 0.5  # a missed deadline: the sidecar answered late, or a busy machine did
+    FAILED = 1.0  # refused, unreachable or erroring
 
-    After `failure_threshold` consecutive failures the breaker opens for `reset_seconds`; then
-    one trial call is let through (half-open) and its outcome closes or re-opens it.
+
+class CircuitBreaker:
+    """Stops calling a sidecar that is down or erroring, so degraded recall costs nothing,
+    without turning a few late answers on a busy machine into seconds of no recall.
+
+    It looks at the outcomes of the calls of the last `window_seconds` (at most `window_calls`
+    of them). With at least `min_calls` there, it opens when their failure score reaches
+    `failure_rate`: a failure scores 1, a missed deadline 0.5, so at the default rate of 0.5
+    missed deadlines alone open it only when every call misses (a hung sidecar). Open, it
+    refuses calls for `reset_seconds`, then lets one trial through (half-open) whose outcome
+    closes or re-opens it; `serving()` (the sidecar's health said SERVING) allows that trial at
+    once, so recall comes back as soon as the sidecar does.
     """
 
     def __init__(
         self,
-        failure_threshold: int = 3,
-        reset_seconds: float = 5.0,
+        min_calls: int = 5,
+        failure_rate: float = 0.5,
+        window_seconds: float = 10.0,
+        reset_seconds: float = 2.0,
+        window_calls: int = 20,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._threshold = failure_threshold
+        self._min_calls = max(1, min_calls)
+        self._rate = failure_rate
+        self._window = window_seconds
         self._reset = reset_seconds
         self._clock = clock
         self._lock = threading.Lock()
-        self._failures = 0
+        self._outcomes: deque[tuple[float, Outcome]] = deque(maxlen=max(window_calls, min_calls))
         self._opened_at: float | None = None
         self._trial_running = False
 
@@ -57,6 +100,7 @@ class CircuitBreaker:
             return self._opened_at is not None
 
     def allow(self) -> bool:
+        """True when a call may go out; the first one after an open spell is the trial."""
         with self._lock:
             if self._opened_at is None:
                 return True
@@ -65,18 +109,37 @@ class CircuitBreaker:
             self._trial_running = True
             return True
 
-    def success(self) -> None:
+    def record(self, outcome: Outcome) -> None:
         with self._lock:
-            self._failures = 0
-            self._opened_at = None
-            self._trial_running = False
+            now = self._clock()
+            if self._opened_at is not None:  # the trial's outcome decides alone
+                self._trial_running = False
+                if outcome is Outcome.OK:
+                    self._opened_at = None
+                    self._outcomes.clear()
+                else:
+                    self._opened_at = now
+                return
+            self._outcomes.append((now, outcome))
+            while self._outcomes and self._outcomes[0][0] < now - self._window:
+                self._outcomes.popleft()
+            if len(self._outcomes) < self._min_calls:
+                return
+            score = sum(o.value for _, o in self._outcomes)
+            if score >= self._rate * len(self._outcomes):
+                self._opened_at = now
 
-    def failure(self) -> None:
+    def trip(self) -> None:
+        """The sidecar is known to be down (its health said so, or the connection broke)."""
         with self._lock:
-            self._failures += 1
-            self._trial_running = False
-            if self._opened_at is not None or self._failures >= self._threshold:
+            if self._opened_at is None:
                 self._opened_at = self._clock()
+
+    def serving(self) -> None:
+        """The sidecar reports SERVING: an open breaker lets its trial through now."""
+        with self._lock:
+            if self._opened_at is not None and not self._trial_running:
+                self._opened_at = self._clock() - self._reset
 
 
 class RetrievalClient:
@@ -86,16 +149,28 @@ class RetrievalClient:
         search_timeout: float,
         breaker: CircuitBreaker,
         tracer_provider: TracerProvider | None = None,
+        write_timeout: float = 10.0,
     ) -> None:
         self.address = address
         self._timeout = search_timeout
+        self._write_timeout = write_timeout
         self.breaker = breaker
-        channel = grpc.insecure_channel(address)
+        channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
         self._raw_channel = channel
         self._channel = grpcext.intercept_channel(
             channel, client_interceptor(tracer_provider=tracer_provider)
         )
         self._stub = pb_grpc.RetrievalServiceStub(self._channel)
+        self._on_serving: list[Callable[[], None]] = []
+        self._closed = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, name="sidecar-health", daemon=True)
+
+    def on_serving(self, callback: Callable[[], None]) -> None:
+        """`callback` runs whenever the sidecar (re)reports SERVING, e.g. to wake the outbox."""
+        self._on_serving.append(callback)
+
+    def start(self) -> None:
+        self._watcher.start()
 
     def search(
         self,
@@ -103,16 +178,17 @@ class RetrievalClient:
         query: str,
         limit: int,
         scopes: Sequence[tuple[str, str]],
-        time_remaining: float | None,
+        deadline: float | None,
     ) -> list[Candidate]:
-        """Candidates within the caller's deadline (less a margin for validation) or ours."""
+        """Candidates by `deadline` (a `time.monotonic()` instant the caller's reply needs the
+        answer by) or within our own timeout, whichever comes first."""
         timeout = self._timeout
-        if time_remaining is not None:
-            timeout = min(timeout, time_remaining - 0.005)
+        if deadline is not None:
+            timeout = min(timeout, deadline - time.monotonic())
         if timeout <= 0:
             raise SearchUnavailable("no time left before the caller's deadline")
         if not self.breaker.allow():
-            raise SearchUnavailable("circuit breaker open: the sidecar failed repeatedly")
+            raise SearchUnavailable("circuit breaker open: the sidecar is down or failing")
         request = pb.SearchRequest(
             tenant_id=tenant_id,
             query=query,
@@ -120,49 +196,107 @@ class RetrievalClient:
             scopes=[pb.ScopeFilter(scope_type=t, scope_id=i) for t, i in scopes],
         )
         try:
-            reply = self._stub.Search(request, timeout=timeout)
+            # While the breaker is half-open, wait for the channel to reconnect (within the
+            # deadline) instead of failing at once on a connection that is still backing off.
+            reply = self._stub.Search(
+                request, timeout=timeout, wait_for_ready=self.breaker.is_open or None
+            )
         except grpc.RpcError as error:
-            self.breaker.failure()
             code = error.code() if isinstance(error, grpc.Call) else None
+            slow = code is grpc.StatusCode.DEADLINE_EXCEEDED
+            self.breaker.record(Outcome.SLOW if slow else Outcome.FAILED)
             raise SearchUnavailable(f"search failed: {code.name if code else error}") from error
-        self.breaker.success()
+        self.breaker.record(Outcome.OK)
         return [Candidate(c.id, c.score, c.revision_number) for c in reply.candidates]
+
+    def _watch(self) -> None:
+        """Polls the sidecar's health: SERVING after anything else lets recall's trial through
+        and wakes the index writers at once; refused connections or NOT_SERVING open the
+        breaker. (Polling `Check`, not `Watch`: the sidecar's health servicer answers `Watch`
+        through the tracing interceptor badly, and a poll also notices a silent restart.)"""
+        health = health_pb2_grpc.HealthStub(self._raw_channel)
+        request = health_pb2.HealthCheckRequest(service=SIDECAR_SERVICE)
+        serving = False
+        while not self._closed.wait(HEALTH_POLL_SECONDS):
+            try:
+                status = health.Check(request, timeout=HEALTH_CHECK_TIMEOUT).status
+            except grpc.RpcError as error:
+                code = error.code() if isinstance(error, grpc.Call) else None
+                if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+                    continue  # hung or busy: the calls themselves tell the breaker
+                status = health_pb2.HealthCheckResponse.NOT_SERVING
+                if code is not grpc.StatusCode.UNAVAILABLE and serving:
+                    log.warning("sidecar health check failed: %s", error)
+            except Exception:
+                log.exception("sidecar health check failed")
+                continue
+            if status == health_pb2.HealthCheckResponse.SERVING:
+                if not serving:
+                    serving = True
+                    self.breaker.serving()
+                    for callback in self._on_serving:
+                        callback()
+            else:
+                serving = False
+                self.breaker.trip()
 
     # --- index writes (the outbox worker) ------------------------------------------------------
 
-    def upsert(self, documents: Sequence[IndexDocument]) -> None:
+    def _write_timeout_until(self, deadline: float | None) -> float:
+        if deadline is None:
+            return self._write_timeout
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise IndexUnavailable("no time left in this drain's lease")
+        return min(self._write_timeout, left)
+
+    def _write(
+        self, method: Callable[..., object], request: object, deadline: float | None
+    ) -> None:
+        """One index write; the sidecar being unreachable is `IndexUnavailable`, anything else
+        (a document it refuses) stays an error about the items."""
+        try:
+            method(request, timeout=self._write_timeout_until(deadline))
+        except grpc.RpcError as error:
+            code = error.code() if isinstance(error, grpc.Call) else None
+            if code is not None and code in UNREACHABLE:
+                raise IndexUnavailable(f"index write failed: {code.name}") from error
+            raise
+
+    def upsert(self, documents: Sequence[IndexDocument], deadline: float | None = None) -> None:
         for start in range(0, len(documents), UPSERT_CHUNK):
             chunk = documents[start : start + UPSERT_CHUNK]
-            self._stub.UpsertDocuments(
-                pb.UpsertDocumentsRequest(
-                    documents=[
-                        pb.Document(
-                            id=d.memory_id,
-                            tenant_id=d.tenant_id,
-                            version=d.version,
-                            revision_number=d.revision_number,
-                            text=d.text,
-                            scope_type=d.scope_type,
-                            scope_id=d.scope_id,
-                        )
-                        for d in chunk
-                    ]
-                ),
-                timeout=INDEX_WRITE_TIMEOUT,
+            request = pb.UpsertDocumentsRequest(
+                documents=[
+                    pb.Document(
+                        id=d.memory_id,
+                        tenant_id=d.tenant_id,
+                        version=d.version,
+                        revision_number=d.revision_number,
+                        text=d.text,
+                        scope_type=d.scope_type,
+                        scope_id=d.scope_id,
+                    )
+                    for d in chunk
+                ]
             )
+            self._write(self._stub.UpsertDocuments, request, deadline)
 
-    def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
+    def delete(
+        self, tenant_id: str, memory_ids: Sequence[str], deadline: float | None = None
+    ) -> None:
         if memory_ids:
-            self._stub.DeleteDocuments(
-                pb.DeleteDocumentsRequest(tenant_id=tenant_id, ids=list(memory_ids)),
-                timeout=INDEX_WRITE_TIMEOUT,
-            )
+            request = pb.DeleteDocumentsRequest(tenant_id=tenant_id, ids=list(memory_ids))
+            self._write(self._stub.DeleteDocuments, request, deadline)
 
     def delete_tenant(self, tenant_id: str) -> None:
         self._stub.DeleteDocuments(
             pb.DeleteDocumentsRequest(tenant_id=tenant_id, all_of_tenant=True),
-            timeout=INDEX_WRITE_TIMEOUT,
+            timeout=self._write_timeout,
         )
 
     def close(self) -> None:
+        self._closed.set()
         self._raw_channel.close()
+        if self._watcher.is_alive():
+            self._watcher.join(timeout=2)

@@ -53,7 +53,7 @@ from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.context_servicer import ContextServicer
 from memory_service.transport.edge import DecodeInterceptor
 from memory_service.transport.import_servicer import ImportRunner, ImportServicer
-from memory_service.transport.recall import Recaller
+from memory_service.transport.recall import Recaller, ReplyMargin
 from memory_service.transport.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.transport.runner import Transactions
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
@@ -135,14 +135,20 @@ def build_server(
         search = RetrievalClient(
             settings.retrieval_address,
             settings.recall_timeout_seconds,
-            CircuitBreaker(settings.breaker_failures, settings.breaker_reset_seconds),
+            CircuitBreaker(
+                min_calls=settings.breaker_min_calls,
+                failure_rate=settings.breaker_failure_rate,
+                window_seconds=settings.breaker_window_seconds,
+                reset_seconds=settings.breaker_reset_seconds,
+            ),
             tracer_provider,
         )
         if settings.outbox_worker:
             worker = OutboxWorker(
                 units.outbox_store(), units, search, poll_seconds=settings.outbox_poll_seconds
             )
-    recaller = Recaller(RecallUseCases(policy), search)
+            search.on_serving(worker.wake)
+    recaller = Recaller(RecallUseCases(policy), search, ReplyMargin(settings.recall_margin_seconds))
     memory_use_cases = MemoryUseCases(
         policy,
         retention=RetentionPolicy(settings.backup_retention_days, settings.marker_retention_days),
@@ -187,6 +193,8 @@ def build_server(
     if port == 0:
         raise RuntimeError(f"could not listen on {settings.listen}")
     server.start()
+    if search is not None:
+        search.start()
     if worker is not None:
         worker.start()
     import_runner.resume(units)

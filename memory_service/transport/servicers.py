@@ -30,7 +30,13 @@ from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.edge import check_request
 from memory_service.transport.errors import internal_status, to_status
 from memory_service.transport.paging import ID, KEY_PURPOSE, ORDINAL, PageTokens
-from memory_service.transport.recall import Recaller, annotate, dropped_protos, recalled_protos
+from memory_service.transport.recall import (
+    Recaller,
+    annotate,
+    caller_deadline,
+    dropped_protos,
+    recalled_protos,
+)
 from memory_service.transport.retrieval_client import SearchUnavailable
 from memory_service.transport.runner import Transactions
 
@@ -292,11 +298,11 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         limit = convert.recall_limit(request.limit)
         hint = convert.scope_hint(request.scope_type, request.scope_id)
         instant = as_of_instant(request)
-        time_remaining = context.time_remaining()
+        deadline = caller_deadline(context)
         outcome = self.tx.read(
             identity,
             lambda uow: self.recaller.run(
-                uow, identity, query, limit, instant, time_remaining, hint=hint
+                uow, identity, query, limit, instant, deadline, hint=hint
             ),
         )
         annotate(outcome)

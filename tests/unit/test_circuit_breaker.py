@@ -1,8 +1,11 @@
-"""The breaker that makes degraded recall cheap once the sidecar is known to be down."""
+"""The breaker that makes degraded recall cheap once the sidecar is known to be down, without
+letting a few late answers on a busy machine switch recall off."""
 
 from __future__ import annotations
 
-from memory_service.transport.retrieval_client import CircuitBreaker
+import time
+
+from memory_service.transport.retrieval_client import CircuitBreaker, Outcome
 
 
 class Clock:
@@ -13,32 +16,123 @@ class Clock:
         return self.now
 
 
-def test_opens_after_consecutive_failures_and_lets_one_trial_through_after_reset() -> None:
+def breaker(clock: Clock, **overrides: float) -> CircuitBreaker:
+    settings: dict[str, float] = {
+        "min_calls": 5,
+        "failure_rate": 0.5,
+        "window_seconds": 10,
+        "reset_seconds": 2,
+        "window_calls": 20,
+    }
+    settings.update(overrides)
+    return CircuitBreaker(
+        min_calls=int(settings["min_calls"]),
+        failure_rate=settings["failure_rate"],
+        window_seconds=settings["window_seconds"],
+        reset_seconds=settings["reset_seconds"],
+        window_calls=int(settings["window_calls"]),
+        clock=clock,
+    )
+
+
+def test_a_few_missed_deadlines_among_answers_never_open_it() -> None:
+    """The busy-machine case: late answers now and then must not switch recall off."""
     clock = Clock()
-    breaker = CircuitBreaker(failure_threshold=3, reset_seconds=5, clock=clock)
-    for _ in range(2):
-        assert breaker.allow()
-        breaker.failure()
-    assert not breaker.is_open
-    assert breaker.allow()
-    breaker.failure()
-    assert breaker.is_open
-    assert not breaker.allow()
-    clock.now = 5.1
-    assert breaker.allow()  # the one trial
-    assert not breaker.allow()  # no second trial while the first runs
-    breaker.failure()
-    assert not breaker.allow()  # re-opened from now
-    clock.now = 10.2
-    assert breaker.allow()
-    breaker.success()
-    assert not breaker.is_open
-    assert breaker.allow()
+    b = breaker(clock)
+    for n in range(200):
+        clock.now += 0.05
+        assert b.allow()
+        b.record(Outcome.SLOW if n % 3 == 0 else Outcome.OK)
+    assert not b.is_open
+    # Even a run of misses, while most recent calls still answer, leaves it closed.
+    for _ in range(9):
+        b.record(Outcome.SLOW)
+    assert not b.is_open
 
 
-def test_a_success_resets_the_failure_count() -> None:
-    breaker = CircuitBreaker(failure_threshold=2, reset_seconds=5, clock=Clock())
-    breaker.failure()
-    breaker.success()
-    breaker.failure()
-    assert not breaker.is_open
+def test_missed_deadlines_alone_open_it_when_every_call_misses() -> None:
+    """A hung sidecar answers nothing: then degraded recall should cost nothing too."""
+    clock = Clock()
+    b = breaker(clock)
+    for _ in range(4):
+        b.record(Outcome.SLOW)
+        assert not b.is_open  # fewer than min_calls: not enough to judge
+    b.record(Outcome.SLOW)
+    assert b.is_open
+    assert not b.allow()
+
+
+def test_errors_open_it_at_the_failure_rate() -> None:
+    clock = Clock()
+    b = breaker(clock)
+    for outcome in (Outcome.OK, Outcome.FAILED, Outcome.OK, Outcome.FAILED):
+        b.record(outcome)
+    assert not b.is_open
+    b.record(Outcome.FAILED)  # 3 of 5 failed
+    assert b.is_open
+
+
+def test_old_outcomes_leave_the_window() -> None:
+    clock = Clock()
+    b = breaker(clock)
+    for _ in range(4):
+        b.record(Outcome.FAILED)
+    clock.now = 11  # those four are older than the window now
+    b.record(Outcome.FAILED)
+    assert not b.is_open
+
+
+def test_one_trial_after_reset_and_its_outcome_decides() -> None:
+    clock = Clock()
+    b = breaker(clock)
+    for _ in range(5):
+        b.record(Outcome.FAILED)
+    assert b.is_open
+    assert not b.allow()
+    clock.now = 2.1
+    assert b.allow()  # the one trial
+    assert not b.allow()  # no second trial while the first runs
+    b.record(Outcome.SLOW)
+    assert b.is_open
+    assert not b.allow()
+    clock.now = 4.2
+    assert b.allow()
+    b.record(Outcome.OK)
+    assert not b.is_open
+    # Closed again with a clean window: one failure does not re-open it.
+    b.record(Outcome.FAILED)
+    assert not b.is_open
+    assert b.allow()
+
+
+def test_the_sidecar_reporting_serving_lets_the_trial_through_at_once() -> None:
+    clock = Clock()
+    b = breaker(clock, reset_seconds=30)
+    b.trip()  # its health watch saw it go away
+    assert b.is_open
+    assert not b.allow()
+    b.serving()
+    assert b.allow()
+    b.record(Outcome.OK)
+    assert not b.is_open
+
+
+def test_serving_does_not_close_a_breaker_by_itself() -> None:
+    """Only a successful call closes it: SERVING from a sidecar that still fails must not flap."""
+    clock = Clock()
+    b = breaker(clock, reset_seconds=30)
+    b.trip()
+    b.serving()
+    assert b.is_open
+    assert b.allow()
+    b.record(Outcome.FAILED)
+    assert not b.allow()
+
+
+def test_once_open_a_refusal_costs_microseconds() -> None:
+    b = breaker(Clock(), reset_seconds=30)
+    b.trip()
+    started = time.perf_counter()
+    for _ in range(10_000):
+        assert not b.allow()
+    assert (time.perf_counter() - started) / 10_000 < 0.0002
