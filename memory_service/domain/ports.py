@@ -192,7 +192,12 @@ class OutboxStore(Protocol):
         """Leases due items; several workers never get the same item while a lease holds."""
 
     def complete(self, owner: str, ids: list[int]) -> None: ...
-    def retry(self, owner: str, items: list[OutboxItem], error: str, now: datetime) -> None: ...
+    def retry(self, owner: str, items: list[OutboxItem], error: str, now: datetime) -> None:
+        """The items failed: each is due again after its own growing backoff."""
+
+    def release(self, owner: str, ids: list[int] | None, error: str) -> None:
+        """Hands leased items back as they were (all of `owner`'s when `ids` is None)."""
+
     def depth(self, now: datetime) -> tuple[int, datetime | None]:
         """Due items waiting, and the oldest one's creation time."""
 

@@ -650,6 +650,27 @@ class SqlOutboxStore:
                     .execution_options(synchronize_session=False)
                 )
 
+    def release(self, owner: str, ids: list[int] | None, error: str) -> None:
+        with self._sessions() as session:
+            values = {"lease_owner": None, "lease_until": None, "last_error": error[:2000]}
+            if ids is None:
+                session.execute(
+                    update(OutboxRow)
+                    .where(OutboxRow.lease_owner == owner)
+                    .values(**values)
+                    .execution_options(synchronize_session=False)
+                )
+                return
+            for chunk in chunks([str(i) for i in ids], IN_CLAUSE_CHUNK):
+                session.execute(
+                    update(OutboxRow)
+                    .where(
+                        OutboxRow.id.in_([int(i) for i in chunk]), OutboxRow.lease_owner == owner
+                    )
+                    .values(**values)
+                    .execution_options(synchronize_session=False)
+                )
+
     def depth(self, now: datetime) -> tuple[int, datetime | None]:
         with self._sessions() as session:
             count, oldest = session.execute(

@@ -2,12 +2,19 @@
 
 Each item only says "memory X changed"; the worker reads the memory's current state from SQL
 and sends that, so repeated, reordered or late items converge on the records (I10).
+
+Two kinds of failure back off differently. When the index is unreachable (the sidecar is down,
+restarting or hung) nothing is wrong with the items: their leases are released untouched and the
+whole drain waits, briefly, until the sidecar reports SERVING again (`wake()`), so catch-up after
+a restart takes embedding time, not each item's own grown backoff. When the index refuses
+particular items, those items back off on their own.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
@@ -16,7 +23,7 @@ from typing import Protocol
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import CallbackOptions, Observation
 
-from memory_service.domain.indexing import IndexDocument, index_document
+from memory_service.domain.indexing import IndexDocument, IndexUnavailable, index_document
 from memory_service.domain.model import utcnow
 from memory_service.domain.ports import OutboxItem, OutboxStore, UnitOfWorkFactory
 
@@ -28,9 +35,27 @@ lag_histogram = meter.create_histogram(
 )
 
 
+# A batch is one upsert call: embedding 128 short texts takes well under a second on two cores,
+# several on a busy machine; the lease covers that with room, and is all that a drain killed
+# mid-batch holds back from other replicas.
+BATCH_SIZE = 128
+LEASE_SECONDS = 15.0
+# Index calls stop this long before the lease ends, so items are never written after another
+# replica may have claimed them.
+LEASE_MARGIN = 2.0
+MIN_BATCH = 8
+BACKOFF_FIRST = 0.25
+BACKOFF_MAX = 5.0
+
+
 class IndexSink(Protocol):
-    def upsert(self, documents: Sequence[IndexDocument]) -> None: ...
-    def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None: ...
+    """Index writes; `deadline` is a `time.monotonic()` instant. Raises `IndexUnavailable`
+    when the index as a whole cannot be reached."""
+
+    def upsert(self, documents: Sequence[IndexDocument], deadline: float | None = None) -> None: ...
+    def delete(
+        self, tenant_id: str, memory_ids: Sequence[str], deadline: float | None = None
+    ) -> None: ...
 
 
 class OutboxWorker:
@@ -40,8 +65,8 @@ class OutboxWorker:
         units: UnitOfWorkFactory,
         sink: IndexSink,
         poll_seconds: float = 0.1,
-        batch_size: int = 512,
-        lease_seconds: float = 60.0,
+        batch_size: int = BATCH_SIZE,
+        lease_seconds: float = LEASE_SECONDS,
     ) -> None:
         self._store = store
         self._units = units
@@ -49,6 +74,8 @@ class OutboxWorker:
         self._poll = poll_seconds
         self._batch = batch_size
         self._lease = lease_seconds
+        self._backoff = 0.0
+        self._claim = batch_size  # halves while the index is unreachable or too slow
         self._owner = uuid.uuid4().hex
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -75,12 +102,19 @@ class OutboxWorker:
         return [Observation((now - oldest).total_seconds() if oldest else 0.0)]
 
     def wake(self) -> None:
+        """Drain now: the index is back, or there is new work; ends a backoff early."""
         self._wake.set()
 
     def stop(self) -> None:
+        """Finish the batch in hand, then hand back whatever this worker still leases, so
+        another replica need not wait for the lease to run out."""
         self._stop.set()
         self._wake.set()
         self._thread.join(timeout=10)
+        try:
+            self._store.release(self._owner, None, "the worker stopped")
+        except Exception:
+            log.exception("could not release the outbox leases of a stopping worker")
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -89,15 +123,19 @@ class OutboxWorker:
             except Exception:
                 log.exception("outbox drain failed")
                 drained = 0
-            if drained < self._batch:
+            if self._backoff:
+                self._wake.wait(self._backoff)
+                self._wake.clear()
+            elif drained < self._claim:
                 self._wake.wait(self._poll)
                 self._wake.clear()
 
     def drain_once(self) -> int:
-        now = utcnow()
-        items = self._store.claim(self._owner, self._batch, now, self._lease)
+        started = time.monotonic()
+        items = self._store.claim(self._owner, self._claim, utcnow(), self._lease)
         if not items:
             return 0
+        deadline = started + self._lease - LEASE_MARGIN
         with tracer.start_as_current_span("outbox.drain") as span:
             span.set_attribute("crmmem.outbox.items", len(items))
             by_tenant: dict[str, list[OutboxItem]] = defaultdict(list)
@@ -106,16 +144,31 @@ class OutboxWorker:
             try:
                 documents: list[IndexDocument] = []
                 for tenant_id, tenant_items in by_tenant.items():
-                    documents.extend(self._sync_tenant(tenant_id, tenant_items))
+                    documents.extend(self._sync_tenant(tenant_id, tenant_items, deadline))
                 if documents:
                     # One upsert across tenants: the embedder batches, and each document
                     # carries its own tenant, so nothing mixes.
-                    self._sink.upsert(documents)
+                    self._sink.upsert(documents, deadline)
+            except IndexUnavailable as error:
+                span.record_exception(error)
+                self._backoff = min(BACKOFF_MAX, max(BACKOFF_FIRST, self._backoff * 2))
+                # A batch that timed out would time out again: try smaller ones.
+                self._claim = max(MIN_BATCH, self._claim // 2)
+                log.warning(
+                    "index unreachable, %d items wait for it (next try in %.2fs): %s",
+                    len(items),
+                    self._backoff,
+                    error,
+                )
+                self._store.release(self._owner, [item.id for item in items], str(error))
+                return 0
             except Exception as error:
                 span.record_exception(error)
                 log.warning("index write failed, will retry %d items: %s", len(items), error)
                 self._store.retry(self._owner, items, str(error), utcnow())
                 return 0
+            self._backoff = 0.0
+            self._claim = min(self._batch, self._claim * 2)
             self._store.complete(self._owner, [item.id for item in items])
             done = utcnow()
             lags = [(done - max(i.create_time, i.due_time)).total_seconds() for i in items]
@@ -124,7 +177,9 @@ class OutboxWorker:
             span.set_attribute("crmmem.outbox.lag_seconds", max(lags))
             return len(items)
 
-    def _sync_tenant(self, tenant_id: str, items: list[OutboxItem]) -> list[IndexDocument]:
+    def _sync_tenant(
+        self, tenant_id: str, items: list[OutboxItem], deadline: float
+    ) -> list[IndexDocument]:
         """Removes what must not be searchable now; returns the documents to upsert."""
         ids = sorted({item.memory_id for item in items})
         now = utcnow()
@@ -139,5 +194,5 @@ class OutboxWorker:
             else:
                 documents.append(document)
         if removals:
-            self._sink.delete(tenant_id, removals)
+            self._sink.delete(tenant_id, removals, deadline)
         return documents

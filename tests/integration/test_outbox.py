@@ -58,3 +58,19 @@ def test_a_failed_item_backs_off_and_an_expired_lease_is_claimed_again(
     assert next(i for i in reclaimed if i.id == first.id).attempts == 1
     store.complete("a", [second.id])  # the old owner lost its lease: nothing happens
     assert store.depth(later)[0] == 2
+
+
+def test_released_items_are_due_again_at_once_and_untouched(units: SqlUnitOfWorkFactory) -> None:
+    """An unreachable index is nobody's fault: released items keep their attempts and due time,
+    and a stopping worker's leases go back without waiting for them to run out."""
+    enqueue(units, 3)
+    store = units.outbox_store()
+    now = utcnow()
+    first, second, third = store.claim("a", 10, now, lease_seconds=30)
+    store.release("a", [first.id], "index write failed: UNAVAILABLE")
+    store.release("b", [second.id], "not b's to release")  # only the owner's leases go
+    assert [i.id for i in store.claim("b", 10, now, 30)] == [first.id]
+    store.release("a", None, "the worker stopped")  # everything a still holds
+    again = store.claim("c", 10, now, 30)
+    assert {i.id for i in again} == {second.id, third.id}
+    assert all(i.attempts == 0 for i in again)

@@ -1,0 +1,126 @@
+"""The outbox drain waits for an unreachable index as a whole, and hands its leases back."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from memory_service.domain.indexing import IndexDocument, IndexUnavailable
+from memory_service.domain.model import utcnow
+from memory_service.domain.ports import OutboxItem
+from memory_service.workers.outbox import OutboxWorker
+
+
+class Store:
+    def __init__(self, count: int) -> None:
+        now = utcnow()
+        self.items = [OutboxItem(i, "acme", f"{i:032x}", now, now, 0) for i in range(count)]
+        self.leased: set[int] = set()
+        self.retried: list[int] = []
+        self.released: list[list[int] | None] = []
+        self.completed: list[int] = []
+
+    def claim(self, owner: str, limit: int, now: datetime, lease: float) -> list[OutboxItem]:
+        free = [i for i in self.items if i.id not in self.leased][:limit]
+        self.leased |= {i.id for i in free}
+        return free
+
+    def complete(self, owner: str, ids: list[int]) -> None:
+        self.completed += ids
+        self.items = [i for i in self.items if i.id not in ids]
+        self.leased -= set(ids)
+
+    def retry(self, owner: str, items: list[OutboxItem], error: str, now: datetime) -> None:
+        self.retried += [i.id for i in items]
+        self.leased -= {i.id for i in items}
+
+    def release(self, owner: str, ids: list[int] | None, error: str) -> None:
+        self.released.append(ids)
+        self.leased -= set(ids) if ids is not None else set(self.leased)
+
+    def depth(self, now: datetime) -> tuple[int, datetime | None]:
+        return len(self.items), None
+
+
+class Sink:
+    """Deletes only (the fake store has no memories, so every item is a removal)."""
+
+    def __init__(self) -> None:
+        self.down = True
+        self.calls = 0
+
+    def upsert(self, documents: Sequence[IndexDocument], deadline: float | None = None) -> None:
+        raise AssertionError("nothing to upsert")
+
+    def delete(
+        self, tenant_id: str, memory_ids: Sequence[str], deadline: float | None = None
+    ) -> None:
+        self.calls += 1
+        assert deadline is not None
+        assert deadline > time.monotonic()
+        if self.down:
+            raise IndexUnavailable("index write failed: UNAVAILABLE")
+
+
+class Memories:
+    def get_many(self, ids: list[str]) -> dict[str, Any]:
+        return {}
+
+
+class Uow:
+    memories = Memories()
+
+
+@contextmanager
+def units(tenant_id: str, write: bool = False) -> Iterator[Uow]:
+    yield Uow()
+
+
+def test_an_unreachable_index_releases_items_untouched_and_backs_off_the_whole_drain() -> None:
+    store, sink = Store(20), Sink()
+    worker = OutboxWorker(store, units, sink, batch_size=16)  # type: ignore[arg-type]
+    assert worker.drain_once() == 0
+    assert store.retried == []  # no item's own backoff grows
+    assert store.released == [list(range(16))]
+    assert store.leased == set()
+    worker.drain_once()
+    assert store.released[-1] == list(range(8))  # smaller batches while it is away
+    sink.down = False
+    assert worker.drain_once() == 8
+    assert worker.drain_once() == 12  # and full ones again once it is back
+    assert store.items == []
+
+
+def test_wake_ends_the_backoff_at_once() -> None:
+    store, sink = Store(4), Sink()
+    worker = OutboxWorker(store, units, sink, poll_seconds=0.01)  # type: ignore[arg-type]
+    for _ in range(6):
+        worker.drain_once()  # backoff grows to its cap of seconds
+    worker.start()
+    try:
+        time.sleep(0.3)  # its first drain fails too, and it waits
+        sink.down = False
+        time.sleep(0.3)
+        assert store.items  # still backing off
+        worker.wake()  # the sidecar reports SERVING
+        deadline = time.monotonic() + 2
+        while store.items and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert store.items == []
+    finally:
+        worker.stop()
+
+
+def test_stop_hands_back_what_the_worker_still_leases() -> None:
+    store, sink = Store(4), Sink()
+    worker = OutboxWorker(store, units, sink)  # type: ignore[arg-type]
+    store.claim("someone", 2, utcnow(), 15)  # as if a batch were in hand
+    worker._thread = threading.Thread(target=lambda: None)
+    worker._thread.start()
+    worker.stop()
+    assert store.released[-1] is None
+    assert store.leased == set()
