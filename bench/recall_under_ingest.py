@@ -19,6 +19,7 @@ from pathlib import Path
 import grpc
 from crmmem.memory.v1 import memory_pb2 as pb
 from crmmem.memory.v1 import memory_service_pb2 as svc
+from crmmem.memory.v1 import transcript_service_pb2 as tr
 from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
 
@@ -28,6 +29,13 @@ from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess
 
 
 def create(client: Client, key: str, text: str) -> None:
+    message = client.transcript.AppendMessage(
+        tr.AppendMessageRequest(
+            parent=f"conversations/bench-{client.user}",
+            message=tr.Message(speaker=pb.SPEAKER_USER, text=text),
+        ),
+        timeout=30,
+    ).message.name
     client.memories.CreateMemory(
         svc.CreateMemoryRequest(
             memory=pb.Memory(
@@ -35,7 +43,9 @@ def create(client: Client, key: str, text: str) -> None:
             ),
             revision=pb.RevisionDraft(
                 value=text,
-                provenance=pb.Provenance(method=pb.PROVENANCE_METHOD_USER_STATEMENT),
+                provenance=pb.Provenance(
+                    method=pb.PROVENANCE_METHOD_USER_STATEMENT, transcript_message=message
+                ),
             ),
         ),
         timeout=30,
