@@ -17,6 +17,7 @@ from memory_service.domain.model import (
     new_id,
 )
 from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.secrets import SecretDetector
 
 MAX_OVERRIDE_LIFETIME = timedelta(days=30)
 MIN_TTL_SECONDS = 60
@@ -65,8 +66,9 @@ class OverrideDraft:
 
 
 class OverrideUseCases:
-    def __init__(self, policy: AccessPolicy) -> None:
+    def __init__(self, policy: AccessPolicy, secrets: SecretDetector | None = None) -> None:
         self._policy = policy
+        self._secrets = secrets or SecretDetector()
 
     def create(
         self,
@@ -78,6 +80,7 @@ class OverrideUseCases:
         now: datetime,
     ) -> Override:
         parent_type, parent_id = parent
+        self._secrets.refuse("override.value", draft.value)
         self.require_parent(uow, identity, parent_type, parent_id)
         scope = draft.scope
         if scope.type is ScopeType.USER and not scope.id:

@@ -1,4 +1,5 @@
-"""What the domain needs from storage. Every repository is bound to one tenant when it is made."""
+"""What the domain needs from outside it: storage (every repository is bound to one tenant when it
+is made) and a scanner for secret key formats."""
 
 from __future__ import annotations
 
@@ -236,3 +237,11 @@ class UnitOfWorkFactory(Protocol):
 def chunks(items: list[str], size: int) -> Iterator[list[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+class SecretScanner(Protocol):
+    """Finds key and token formats (cloud keys, API tokens, JWTs, private keys, high-entropy
+    strings) in text; `memory_service.domain.secrets` adds the rules for natural language."""
+
+    def find(self, text: str) -> str:
+        """The kind of secret found ("" when none); the text itself is never returned."""

@@ -28,6 +28,7 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.overrides import Expiry, OverrideDraft, OverrideUseCases
 from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.secrets import SecretDetector
 from memory_service.domain.services import (
     CreateMemory,
     EvidenceResolver,
@@ -77,12 +78,14 @@ class ProposalUseCases:
         overrides: OverrideUseCases,
         apply_user_corrections: bool,
         evidence: EvidenceResolver | None = None,
+        secrets: SecretDetector | None = None,
     ) -> None:
         self._policy = policy
+        self._secrets = secrets or SecretDetector()
         self._memories = memories
         self._overrides = overrides
         self._apply = apply_user_corrections
-        self._evidence = evidence or EvidenceResolver()
+        self._evidence = evidence or EvidenceResolver(self._secrets)
 
     def propose(
         self, uow: UnitOfWork, identity: Identity, proposal: Proposal, now: datetime
@@ -92,11 +95,13 @@ class ProposalUseCases:
             for index, name in enumerate(proposal.evidence)
         ]
         primary = messages[0]
-        secret = language.contains_secret(proposal.value) or next(
-            (kind for m in messages if (kind := language.contains_secret(m.text))), ""
+        secret = self._secrets.kind(proposal.value) or next(
+            (kind for m in messages if (kind := self._secrets.kind(m.text))), ""
         )
         if secret:
-            return Outcome(Decision.REFUSED_SECRET, f"contains a {secret}; nothing was kept")
+            return Outcome(
+                Decision.REFUSED_SECRET, f"contains a secret ({secret}); nothing was kept"
+            )
         scope = proposal.scope
         if scope.type is ScopeType.USER and not scope.id:
             scope = Scope(ScopeType.USER, identity.user_id)

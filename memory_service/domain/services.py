@@ -39,6 +39,7 @@ from memory_service.domain.model import (
     new_id,
 )
 from memory_service.domain.ports import MemoryQuery, UnitOfWork
+from memory_service.domain.secrets import SecretDetector
 
 # Whole-string patterns, used with `fullmatch` only (see rules.py).
 MESSAGE_NAME = re.compile(rf"conversations/({rules.CONVERSATION_ID})/messages/({rules.MEMORY_ID})")
@@ -118,12 +119,16 @@ class MemoryFilter:
 class EvidenceResolver:
     """I5: provenance names stored evidence the caller may see, and the quote is in it."""
 
+    def __init__(self, secrets: SecretDetector | None = None) -> None:
+        self._secrets = secrets or SecretDetector()
+
     def resolve(
         self, uow: UnitOfWork, identity: Identity, draft: ProvenanceDraft, field: str
     ) -> ResolvedEvidence:
         if draft.evidence.type is EvidenceType.IMPORT_ITEM:
             return self._import_item(uow, identity, draft, f"{field}.import_item")
         message = self.message(uow, identity, draft.evidence.ref, f"{field}.transcript_message")
+        self._secrets.refuse(f"{field}.transcript_message", message.text, evidence=True)
         if draft.speaker is not None and draft.speaker is not message.speaker:
             raise InvalidArgument(
                 f"{field}.speaker",
@@ -212,9 +217,11 @@ class MemoryUseCases:
         policy: AccessPolicy,
         evidence: EvidenceResolver | None = None,
         retention: RetentionPolicy | None = None,
+        secrets: SecretDetector | None = None,
     ) -> None:
         self._policy = policy
-        self._evidence = evidence or EvidenceResolver()
+        self._secrets = secrets or SecretDetector()
+        self._evidence = evidence or EvidenceResolver(self._secrets)
         self._retention = retention or RetentionPolicy()
 
     # --- reads -------------------------------------------------------------------------------
@@ -280,6 +287,7 @@ class MemoryUseCases:
         review: bool = False,
     ) -> tuple[Memory, Revision]:
         """`review` keeps even the subject's own words a CANDIDATE (proposals from extractors)."""
+        self._refuse_secrets(command.revision)
         scope = command.scope
         if scope.type is ScopeType.USER and not scope.id:
             scope = replace(scope, id=identity.user_id)
@@ -335,6 +343,7 @@ class MemoryUseCases:
         *,
         review: bool = False,
     ) -> tuple[Memory, Revision]:
+        self._refuse_secrets(draft)
         memory = self._visible(uow, identity, memory_id)
         self._policy.require_write(uow, identity, memory.scope)
         self._check_version(uow, memory, expected_version)
@@ -530,6 +539,11 @@ class MemoryUseCases:
         return len(ids)
 
     # --- helpers -----------------------------------------------------------------------------
+
+    def _refuse_secrets(self, draft: RevisionDraft) -> None:
+        """The secret rule for every revision written (evidence is checked when resolved)."""
+        self._secrets.refuse("revision.value", draft.value)
+        self._secrets.refuse("revision.provenance.quote", draft.provenance.quote)
 
     @staticmethod
     def _supersede(uow: UnitOfWork, memory: Memory, newcomer: Revision, start: datetime) -> None:

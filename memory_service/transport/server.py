@@ -24,6 +24,7 @@ from opentelemetry.instrumentation.grpc import server_interceptor
 from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy import Engine
 
+from memory_service.adapters.secret_scanning import DetectSecretsScanner
 from memory_service.config import Settings
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
 from memory_service.domain.context import ContextBuilder
@@ -32,6 +33,7 @@ from memory_service.domain.model import utcnow
 from memory_service.domain.overrides import OverrideUseCases
 from memory_service.domain.proposals import ProposalUseCases
 from memory_service.domain.recall import RecallUseCases
+from memory_service.domain.secrets import SecretDetector
 from memory_service.domain.services import (
     AccessUseCases,
     MemoryUseCases,
@@ -149,11 +151,13 @@ def build_server(
             )
             search.on_serving(worker.wake)
     recaller = Recaller(RecallUseCases(policy), search, ReplyMargin(settings.recall_margin_seconds))
+    secrets = SecretDetector(DetectSecretsScanner())  # one secret rule for every write path
     memory_use_cases = MemoryUseCases(
         policy,
         retention=RetentionPolicy(settings.backup_retention_days, settings.marker_retention_days),
+        secrets=secrets,
     )
-    overrides = OverrideUseCases(policy)
+    overrides = OverrideUseCases(policy, secrets)
     service_grpc.add_MemoryServiceServicer_to_server(
         MemoryServicer(authenticator, transactions, memory_use_cases, recaller), server
     )
@@ -168,13 +172,19 @@ def build_server(
             authenticator,
             transactions,
             ContextBuilder(policy, overrides),
-            ProposalUseCases(policy, memory_use_cases, overrides, settings.apply_user_corrections),
+            ProposalUseCases(
+                policy,
+                memory_use_cases,
+                overrides,
+                settings.apply_user_corrections,
+                secrets=secrets,
+            ),
             overrides,
             recaller,
         ),
         server,
     )
-    imports = ImportUseCases(memory_use_cases)
+    imports = ImportUseCases(memory_use_cases, secrets)
     import_runner = ImportRunner(units, imports)
     imp_grpc.add_ImportServiceServicer_to_server(
         ImportServicer(

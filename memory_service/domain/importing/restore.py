@@ -25,6 +25,7 @@ from memory_service.domain.model import (
     Speaker,
 )
 from memory_service.domain.rules import KEY_PATTERN, MAX_ID_CHARS
+from memory_service.domain.secrets import SecretDetector
 
 MEMORY_ID = re.compile(rules.MEMORY_ID)  # fullmatch only
 
@@ -86,7 +87,7 @@ def _enum(record: dict[str, Any], key: str, enum: type[Any], path: str) -> Any:
         raise ArchiveError(f"{path}.{key}", f"unknown value {value!r}") from None
 
 
-def to_memory(record: dict[str, Any], tenant_id: str, path: str) -> Memory:
+def to_memory(record: dict[str, Any], tenant_id: str, path: str, secrets: SecretDetector) -> Memory:
     memory_id = _get(record, "id", str, path)
     if not MEMORY_ID.fullmatch(memory_id):
         raise ArchiveError(f"{path}.id", "is not a memory id")
@@ -116,9 +117,21 @@ def to_memory(record: dict[str, Any], tenant_id: str, path: str) -> Memory:
     if not revisions:
         raise ArchiveError(f"{path}.revisions", "is empty")
     for index, raw in enumerate(revisions):
-        memory.revisions.append(_revision(raw, memory.id, f"{path}.revisions[{index}]"))
+        revision = _revision(raw, memory.id, f"{path}.revisions[{index}]")
+        _refuse_secrets(revision, f"{path}.revisions[{index}]", secrets)
+        memory.revisions.append(revision)
     memory.version = len(memory.revisions)
     return memory
+
+
+def _refuse_secrets(revision: Revision, path: str, secrets: SecretDetector) -> None:
+    """The one secret rule holds for restores too: the batch fails, naming where, not what."""
+    for field, text in (("value", revision.value), ("provenance.quote", revision.provenance.quote)):
+        found = secrets.kind(text)
+        if found:
+            raise ArchiveError(
+                f"{path}.{field}", f"contains a secret ({found}); nothing was restored"
+            )
 
 
 def _revision(raw: Any, memory_id: str, path: str) -> Revision:

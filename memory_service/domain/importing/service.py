@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from memory_service.domain import evidence, language, rules
+from memory_service.domain import evidence, rules
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import FailedPrecondition, NotFound
 from memory_service.domain.importing.parsers import (
@@ -41,6 +41,7 @@ from memory_service.domain.model import (
     new_id,
 )
 from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.secrets import SecretDetector
 from memory_service.domain.services import (
     CreateMemory,
     DeletionReceipt,
@@ -65,9 +66,11 @@ def item_name(item: ImportItem) -> str:
     return f"importBatches/{item.batch_id}/items/{item.id}"
 
 
-def classify(entry: ArchiveItem, summary: bool) -> tuple[ItemOutcome, SkipReason]:
+def classify(
+    entry: ArchiveItem, summary: bool, secrets: SecretDetector
+) -> tuple[ItemOutcome, SkipReason]:
     """Secrets, assistant suggestions and tool output are skipped; unclear subjects wait."""
-    if language.contains_secret(entry.text):
+    if secrets.kind(entry.text):
         return ItemOutcome.SKIPPED, SkipReason.SECRET
     if entry.speaker is Speaker.TOOL or not entry.text:
         return ItemOutcome.SKIPPED, SkipReason.UNSUPPORTED_CONTENT
@@ -83,8 +86,9 @@ def classify(entry: ArchiveItem, summary: bool) -> tuple[ItemOutcome, SkipReason
 
 
 class ImportUseCases:
-    def __init__(self, memories: MemoryUseCases) -> None:
+    def __init__(self, memories: MemoryUseCases, secrets: SecretDetector | None = None) -> None:
         self._memories = memories
+        self._secrets = secrets or SecretDetector()
 
     def submit(
         self,
@@ -140,7 +144,7 @@ class ImportUseCases:
         items: list[ImportItem] = []
         seen: set[str] = set()
         for entry, digest in zip(entries, hashes, strict=True):
-            outcome, reason = classify(entry, summary)
+            outcome, reason = classify(entry, summary, self._secrets)
             if outcome is not ItemOutcome.SKIPPED and (digest in known or digest in seen):
                 outcome, reason = ItemOutcome.SKIPPED, SkipReason.DUPLICATE
             seen.add(digest)
@@ -195,7 +199,7 @@ class ImportUseCases:
         """All or nothing: a malformed line fails the batch before anything is written."""
         try:
             memories = [
-                to_memory(record, uow.tenant_id, f"line {index + 1}")
+                to_memory(record, uow.tenant_id, f"line {index + 1}", self._secrets)
                 for index, record in enumerate(parse_export(archive))
             ]
         except ArchiveError as error:
@@ -274,6 +278,7 @@ class ImportUseCases:
             )
         scope = Scope(ScopeType.USER, identity.user_id)
         value = value or item.text
+        self._secrets.refuse("value", value)
         ungrounded = evidence.grounding(value, "", item.text)
         if ungrounded:
             raise FailedPrecondition(

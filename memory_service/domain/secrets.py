@@ -1,0 +1,174 @@
+"""The one secret rule: text that carries a credential is never stored, logged or echoed.
+
+Every path that stores text asks the same `SecretDetector`: creating and correcting memory
+(value, quote and the evidence they rest on), proposals, overrides, import parsing, import
+confirmation and restore. Three kinds of evidence are looked for:
+
+- phrasing people use in conversation ("the password for the portal is …", "pw is …",
+  "PIN 4821", "my recovery codes"), written here;
+- card numbers: a Luhn check over every 13-19-digit window of a number whose digit groups are
+  joined by a space, ``-``, ``.`` or ``/`` (so a card followed by its expiry or CVV is found);
+- key and token formats (cloud keys, API tokens, JWTs, private keys, credentials in URLs,
+  high-entropy strings), found by a `SecretScanner` the composition root plugs in
+  (``memory_service.adapters.secret_scanning``); the domain imports no third-party code.
+
+The rules err towards refusing: a false alarm refuses one write with a reason the caller can act
+on, a miss would keep a credential. The transcript is the exception: it records what was said and
+stays append-only, but nothing derived from a message with a secret becomes memory.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.ports import SecretScanner
+
+REASON = "SECRET_DETECTED"
+
+# Nouns whose value is a word: "the password for the portal is X", "passwd=X".
+_WORD_NOUN = (
+    r"(?:pass(?:word|wd|wort|phrase)s?|kennwort|contrase[ñn]a|mot\s+de\s+passe|pwd|pw|p/w"
+    r"|credentials?|api[\s_-]?key|access[\s_-]?key|secret[\s_-]?key|private[\s_-]?key"
+    r"|auth(?:entication)?[\s_-]?token|access[\s_-]?token|bearer[\s_-]?token|client[\s_-]?secret"
+    r"|secret\s+answer|security\s+answer)"
+)
+# Nouns whose value is a number: "PIN is 4821", "cvv 123", "door code #4471".
+_NUMBER_NOUN = (
+    r"(?:pin(?:\s+(?:code|number))?|pass\s?code|cvv2?|cvc2?|csc|card\s+verification\s+(?:code|value)"
+    r"|security\s+code|access\s+code|door\s+code|alarm\s+code|gate\s+code|entry\s+code|lock\s+code"
+    r"|safe\s+code|verification\s+code|(?:2fa|mfa|sms|auth|login)\s+code|one[\s-]?time\s+code|otp"
+    r"|ssn|social\s+security\s+(?:number|no\.?))"
+)
+# Between a noun and its verb: a clause that says which one ("for the portal", ", by the way,",
+# "we use"), never a bare noun ("API key rotation is handled" says nothing secret).
+_GAP = (
+    r"(?:(?:\s*,|\s+(?:for|to|of|on|at|in|from|we|i|you|they|he|she|that|which)\b)"
+    r"(?:[\s,]+(?!(?:is|are|was|were)\b)[^\s,:=]+){0,6}?)?"
+)
+_VERB = (
+    r"(?:\s*(?:[:=]|->|=>)|[\s,]+(?:is|are|was|were|equals|reads|should\s+be|will\s+be)\b:?"
+    r"|[\u2019']s\b)"
+)
+_WORD_ASSIGNMENT = re.compile(rf"\b{_WORD_NOUN}\b{_GAP}{_VERB}\s*(?P<value>\S+)", re.IGNORECASE)
+_WORD_FOLLOWED_BY_TOKEN = re.compile(
+    rf"\b{_WORD_NOUN}\s+(?P<value>\S*[^\sA-Za-z.,;:!?)\]]\S*)", re.IGNORECASE
+)
+_VALUE_THEN_NOUN = re.compile(
+    rf"(?:\b(?:use|try|enter|type)\s+(?P<used>\S{{1,128}})\s+(?:as|for)"
+    rf"|(?<![^\s,.;:])(?P<named>[^\s,.;:]{{1,128}})\s+(?:is|was)\s+"
+    rf"(?:the|my|your|our|his|her|their))"
+    rf"\s+(?:[a-z]+\s+){{0,2}}{_WORD_NOUN}(?=\s*(?:$|[.,;:!?()]|\b(?:for|to|of|on|at|and|but)\b))",
+    re.IGNORECASE,
+)
+_NUMBER_VALUE = re.compile(
+    rf"\b{_NUMBER_NOUN}\b(?:{_GAP}{_VERB})?\s*(?:#|no\.?|number)?\s*\d[\d -]{{2,}}",
+    re.IGNORECASE,
+)
+_ALWAYS = re.compile(
+    r"\b(?:recovery|backup|2fa|mfa|one[\s-]?time|authenticator|scratch)\s+codes?\b"
+    r"|\b(?:seed|recovery|mnemonic|wallet)\s+phrase\b",
+    re.IGNORECASE,
+)
+# Words after "password is" that describe it rather than being it ("the password is expired").
+_DESCRIPTIONS = frozenset(
+    """a an the not never always still also too very now in on at by for from of to with and or
+    same different required needed expired expiring reset changed changing wrong incorrect
+    correct invalid valid missing forgotten lost locked stored kept saved shared sent emailed
+    managed rotated set being protected encrypted hashed case-sensitive policy manager ok okay
+    fine available unknown empty blank long short strong weak secure hidden due working broken
+    updated here there below above attached enclosed what which who where how why that this
+    it i we you they he she my our your their please""".split()  # noqa: SIM905
+)
+_ANY_NOUN = re.compile(rf"\b(?:{_WORD_NOUN}|{_NUMBER_NOUN}|codes?|phrase)\b", re.IGNORECASE)
+_STRIP = "\"'`\u201c\u201d\u2018\u2019()[]{}<>.,;:!?*"
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
+_NUMBER = re.compile(r"(?<![0-9A-Za-z])\d+(?:[ \-./]\d+)*")
+_LONG_RUN = 64  # beyond this many digits some 13-19-digit window passes Luhn with near certainty
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = ord(char) - 48
+        if index % 2 == 1:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def _iban_ok(candidate: str) -> bool:
+    """ISO 13616 mod-97 check: an account number for wiring money is not a card number."""
+    compact = candidate.replace(" ", "")
+    rearranged = compact[4:] + compact[:4]
+    return int("".join(str(int(char, 36)) for char in rearranged)) % 97 == 1
+
+
+def _card_number(text: str) -> bool:
+    text = _IBAN.sub(lambda m: " " if _iban_ok(m.group()) else m.group(), text)
+    for match in _NUMBER.finditer(text):
+        digits = re.sub(r"\D", "", match.group())
+        if len(digits) < 13:
+            continue
+        if len(digits) > _LONG_RUN:
+            return True
+        for length in range(13, min(19, len(digits)) + 1):
+            for start in range(len(digits) - length + 1):
+                window = digits[start : start + length]
+                if window[0] != "0" and _luhn_ok(window):
+                    return True
+    return False
+
+
+def _is_value(token: str) -> bool:
+    value = token.strip(_STRIP)
+    return bool(value) and value.casefold() not in _DESCRIPTIONS
+
+
+def _phrase(text: str) -> str:
+    if not _ANY_NOUN.search(text):
+        return ""  # the common case, decided by one scan
+    if _ALWAYS.search(text):
+        return "recovery code"
+    for match in _WORD_ASSIGNMENT.finditer(text):
+        if _is_value(match.group("value")):
+            return "password"
+    for match in _WORD_FOLLOWED_BY_TOKEN.finditer(text):
+        if _is_value(match.group("value")):
+            return "password"
+    for match in _VALUE_THEN_NOUN.finditer(text):
+        if _is_value(match.group("used") or match.group("named") or ""):
+            return "password"
+    if _NUMBER_VALUE.search(text):
+        return "PIN or security code"
+    return ""
+
+
+class SecretDetector:
+    """Phrase rules and the Luhn check here, key formats from the plugged-in scanner."""
+
+    def __init__(self, scanner: SecretScanner | None = None) -> None:
+        self._scanner = scanner
+
+    def kind(self, text: str) -> str:
+        """What kind of secret the text carries ("" when none). Never log or echo the text."""
+        if not text:
+            return ""
+        found = _phrase(text)
+        if found:
+            return found
+        if _card_number(text):
+            return "card number"
+        return self._scanner.find(text) if self._scanner is not None else ""
+
+    def refuse(self, field: str, text: str, *, evidence: bool = False) -> None:
+        """Raises INVALID_ARGUMENT (SECRET_DETECTED) naming the field, never the text."""
+        found = self.kind(text)
+        if not found:
+            return
+        description = (
+            f"the evidence contains a secret ({found}); nothing taken from it is kept"
+            if evidence
+            else f"contains a secret ({found}); nothing was kept"
+        )
+        raise InvalidArgument(field, description, reason=REASON)
