@@ -101,6 +101,7 @@ class ServerProcess:
     address: str
     log_path: Path
     channels: list[grpc.Channel] = field(default_factory=list)
+    database_url: str = ""  # MEMORY_DATABASE_URL, for tests that inspect what was stored
 
     def channel(self, token: str | None = None) -> grpc.Channel:
         channel = grpc.insecure_channel(self.address)
@@ -157,7 +158,12 @@ def start_server(
             process.kill()
             raise RuntimeError(f"{module} did not start:\n{log_path.read_text()}")
         time.sleep(0.05)
-    server = ServerProcess(process, f"127.0.0.1:{port_file.read_text().strip()}", log_path)
+    server = ServerProcess(
+        process,
+        f"127.0.0.1:{port_file.read_text().strip()}",
+        log_path,
+        database_url=env.get("MEMORY_DATABASE_URL", ""),
+    )
     wait_serving(server.address, health_service, deadline - time.monotonic())
     return server
 
