@@ -70,6 +70,7 @@ bench: gen
 	$(BIN)/python -m bench.vector_engine_bench
 	$(BIN)/python -m bench.context_bench
 	$(BIN)/python -m bench.import_bench
+	$(BIN)/python -m bench.secrets_bench
 
 # Runs examples/quickstart.py against the service that `make run` started.
 quickstart: gen
