@@ -28,7 +28,7 @@ from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
 from detect_secrets.plugins.jwt import JwtTokenDetector
 from detect_secrets.plugins.keyword import (
     CONFIG_DENYLIST_REGEX_TO_GROUP,
-    DENYLIST_REGEX,
+    DENYLIST,
     QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
     KeywordDetector,
 )
@@ -84,10 +84,11 @@ def _keyword(plugin: KeywordDetector) -> Callable[[str], Iterable[str]]:
     `KEYWORD_WINDOWS`), with every run of word characters in it cut to `WORD_RUN` characters:
     enough to see an assignment, and a 32,000-character word costs milliseconds, not minutes.
     """
-    keyword = re.compile(DENYLIST_REGEX, re.IGNORECASE)
+    keyword = re.compile("|".join(DENYLIST))  # on lowered text: many times faster than IGNORECASE
     long_run = re.compile(rf"(\w{{{WORD_RUN}}})\w+")
 
     def check(line: str) -> Iterable[str]:
+        line = line.lower()
         for index, found in enumerate(keyword.finditer(line)):
             if index == KEYWORD_WINDOWS:
                 return

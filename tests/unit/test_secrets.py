@@ -76,6 +76,11 @@ SECRETS = [
     "token 9f8e7d6c5b4a39281726354a5b6c7d8e9f0a1b2c",
     "here it is: q8Vz3LmP0xR7tY2wK9nB4cJ6hF1sD5gA",
     "notes from the call\nclient_secret: 8Zk2mQ9pLx7vR4tW1nB6\nfollow up Friday",
+    # Disguises that read the same.
+    "the pass\u200bword is hunter2",
+    "\uff50\uff57 is hunter2",  # full-width "pw"
+    "\uff14\uff11\uff11\uff11 1111 1111 1111",  # full-width digits
+    "\u0664\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661",
 ]
 
 LOOK_ALIKES = [
@@ -151,24 +156,25 @@ def test_without_a_scanner_phrases_and_cards_are_still_found() -> None:
     ids=lambda text: f"{text[:12]!r}x{len(text)}",
 )
 def test_hostile_text_is_checked_in_bounded_time(text: str) -> None:
-    """Long runs that make careless regular expressions backtrack for minutes."""
-    started = time.perf_counter()
+    """Long runs that make careless regular expressions backtrack for minutes (CPU time, so a
+    busy machine does not count against it)."""
+    started = time.process_time()
     DETECTOR.kind(text)
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
 
 
 def per_call_seconds(text: str, calls: int = 300) -> tuple[float, float]:
     timings = []
     for _ in range(calls):
-        started = time.perf_counter()
+        started = time.process_time()
         DETECTOR.kind(text)
-        timings.append(time.perf_counter() - started)
+        timings.append(time.process_time() - started)
     timings.sort()
     return statistics.median(timings), timings[int(calls * 0.95)]
 
 
 def test_one_check_of_a_typical_value_is_cheap() -> None:
-    """Median well under a millisecond on a quiet machine; the bound leaves room for a busy CI."""
+    """CPU time: median well under a millisecond; the bound leaves room for a slow CI machine."""
     text = "Customer prefers invoices by email on the first Monday; call Dana at ext 4471 (Berlin)."
     assert 80 <= len(text) <= 100
     median, _ = per_call_seconds(text)
