@@ -26,7 +26,7 @@ from retrieval_service.embedding.sentence_transformer import (
     packaged_model_path,
 )
 from retrieval_service.index import VectorIndex
-from retrieval_service.service import RetrievalServicer
+from retrieval_service.service import DecodeInterceptor, RetrievalServicer
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RetrievalService"].full_name
 
@@ -85,7 +85,9 @@ async def start_sidecar(
     warm_up(lane, embedder, index)
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="index")
 
-    server = grpc.aio.server(interceptors=[aio_server_interceptor(tracer_provider=tracer_provider)])
+    server = grpc.aio.server(
+        interceptors=[aio_server_interceptor(tracer_provider=tracer_provider), DecodeInterceptor()]
+    )
     pb_grpc.add_RetrievalServiceServicer_to_server(
         RetrievalServicer(embedder, index, executor, lane, collection_name(embedder)),
         server,

@@ -183,3 +183,38 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             upserted_total=self._upserted_total,
             stale_total=self._stale_total,
         )
+
+
+class _Undecodable:
+    """Stands in for request bytes that are not a valid encoding of the request message."""
+
+
+def _lenient(deserializer: Any) -> Any:
+    def parse(data: bytes) -> Any:
+        try:
+            return deserializer(data) if deserializer is not None else data
+        except Exception:
+            return _Undecodable()
+
+    return parse
+
+
+class DecodeInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
+    """Undecodable bytes are INVALID_ARGUMENT; gRPC's own answer would be UNKNOWN."""
+
+    async def intercept_service(self, continuation: Any, handler_call_details: Any) -> Any:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        behavior = handler.unary_unary
+
+        async def checked(request: Any, context: Any) -> Any:
+            if isinstance(request, _Undecodable):
+                await _abort(context, BadField("request", "is not a valid protobuf encoding"))
+            return await behavior(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(
+            checked,
+            request_deserializer=_lenient(handler.request_deserializer),
+            response_serializer=handler.response_serializer,
+        )

@@ -23,6 +23,7 @@ from crmmem.memory.v1 import (
     access_service_pb2,
     context_service_pb2,
     import_service_pb2,
+    memory_pb2,
     memory_service_pb2,
     transcript_service_pb2,
 )
@@ -30,6 +31,8 @@ from crmmem.retrieval.v1 import retrieval_service_pb2
 from google.protobuf import descriptor, message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
+
+from tests.support.servers import mint_token
 
 MEMORY_MODULES = (
     memory_service_pb2,
@@ -658,3 +661,70 @@ def request_for(builder: Builder, rpc: Rpc) -> Message:
     for _ in range(builder.source.integer(1, 2)):
         mutate(builder, message)
     return message
+
+
+def seed_pool(channel: grpc.Channel, tenant: str, pool: Pool) -> None:
+    """A conversation, a memory and an import, so names in the pool point at real things."""
+    metadata = (("authorization", f"Bearer {mint_token(tenant, 'alice')}"),)
+    append = channel.unary_unary(
+        "/crmmem.memory.v1.TranscriptService/AppendMessage",
+        request_serializer=transcript_service_pb2.AppendMessageRequest.SerializeToString,
+        response_deserializer=transcript_service_pb2.AppendMessageResponse.FromString,
+    )
+    reply = append(
+        transcript_service_pb2.AppendMessageRequest(
+            parent="conversations/fuzz",
+            message=transcript_service_pb2.Message(
+                speaker=memory_pb2.SPEAKER_USER, text="I prefer email, never calls"
+            ),
+        ),
+        metadata=metadata,
+    )
+    pool.harvest(reply)
+    create = channel.unary_unary(
+        "/crmmem.memory.v1.MemoryService/CreateMemory",
+        request_serializer=memory_service_pb2.CreateMemoryRequest.SerializeToString,
+        response_deserializer=memory_service_pb2.CreateMemoryResponse.FromString,
+    )
+    for key in ("contact.channel", "language", "tone"):
+        created = create(
+            memory_service_pb2.CreateMemoryRequest(
+                memory=memory_pb2.Memory(
+                    scope=memory_pb2.Scope(type=memory_pb2.SCOPE_TYPE_USER),
+                    key=key,
+                    kind=memory_pb2.MEMORY_KIND_PREFERENCE,
+                ),
+                revision=memory_pb2.RevisionDraft(
+                    value="email",
+                    provenance=memory_pb2.Provenance(
+                        speaker=memory_pb2.SPEAKER_USER,
+                        method=memory_pb2.PROVENANCE_METHOD_USER_STATEMENT,
+                        transcript_message=reply.message.name,
+                        quote="I prefer email",
+                    ),
+                ),
+            ),
+            metadata=metadata,
+        )
+        pool.harvest(created)
+    batch = channel.unary_unary(
+        "/crmmem.memory.v1.ImportService/CreateImportBatch",
+        request_serializer=import_service_pb2.CreateImportBatchRequest.SerializeToString,
+        response_deserializer=import_service_pb2.CreateImportBatchResponse.FromString,
+    )(
+        import_service_pb2.CreateImportBatchRequest(
+            format=import_service_pb2.ARCHIVE_FORMAT_MEMORY_SUMMARY,
+            archive=b"- prefers email\n- works in Berlin\n- likes short answers\n",
+        ),
+        metadata=metadata,
+    )
+    pool.harvest(batch)
+    items = channel.unary_unary(
+        "/crmmem.memory.v1.ImportService/ListImportItems",
+        request_serializer=import_service_pb2.ListImportItemsRequest.SerializeToString,
+        response_deserializer=import_service_pb2.ListImportItemsResponse.FromString,
+    )(
+        import_service_pb2.ListImportItemsRequest(parent=batch.batch.name, page_size=1),
+        metadata=metadata,
+    )
+    pool.harvest(items)
