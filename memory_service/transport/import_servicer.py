@@ -31,6 +31,7 @@ from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.convert import EnumMap
+from memory_service.transport.errors import failure_summary
 from memory_service.transport.paging import ORDINAL
 from memory_service.transport.runner import Transactions
 from memory_service.transport.servicers import ServicerBase, rpc
@@ -154,8 +155,8 @@ class ImportRunner:
             with self._units(tenant_id, write=True) as uow:
                 self._imports.process(uow, batch_id, utcnow())
                 uow.commit()
-        except Exception:
-            log.exception("import batch %s failed to process", batch_id)
+        except Exception as error:
+            log.error("import batch %s failed to process: %s", batch_id, failure_summary(error))
 
     def stop(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=False)

@@ -28,7 +28,7 @@ from memory_service.domain.services import AccessUseCases, MemoryUseCases, Trans
 from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.edge import check_request
-from memory_service.transport.errors import internal_status, to_status
+from memory_service.transport.errors import failure_summary, internal_status, to_status
 from memory_service.transport.paging import ID, KEY_PURPOSE, ORDINAL, PageTokens
 from memory_service.transport.recall import (
     Recaller,
@@ -71,9 +71,14 @@ def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext
             span.set_attribute("crmmem.error_reason", error.reason)
             status = to_status(error)
             outcome = error.reason
-        except Exception:
+        except Exception as error:
             trace_id = format(span.get_span_context().trace_id, "032x")
-            log.exception("unexpected failure in %s (trace %s)", handler.__name__, trace_id)
+            log.error(
+                "unexpected failure in %s (trace %s): %s",
+                handler.__name__,
+                trace_id,
+                failure_summary(error),
+            )
             status = internal_status(trace_id)
             outcome = "INTERNAL"
         finally:

@@ -9,6 +9,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, StatementError
 
 from memory_service.storage.unit_of_work import create_database_engine
+from memory_service.transport.errors import failure_summary
 from tests.conftest import BACKENDS
 from tests.support.servers import database_url
 
@@ -30,3 +31,20 @@ def test_statement_errors_hide_their_parameters(backend: str, tmp_path: Path) ->
     assert isinstance(caught.value, DBAPIError)
     assert SECRET_TEXT not in str(caught.value)
     assert "parameters hidden" in str(caught.value)
+
+
+def test_unexpected_failures_are_logged_without_their_messages() -> None:
+    """An exception's message can quote the request; the log keeps types and code locations."""
+
+    def fails(value: str) -> None:
+        try:
+            int(value)
+        except ValueError as error:
+            raise RuntimeError(f"could not store {value}") from error
+
+    with pytest.raises(RuntimeError) as caught:
+        fails(SECRET_TEXT)
+    summary = failure_summary(caught.value)
+    assert SECRET_TEXT not in summary
+    assert "RuntimeError at fails" in summary
+    assert "caused by ValueError" in summary
