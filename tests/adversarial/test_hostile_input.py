@@ -412,3 +412,30 @@ def test_hostile_restores_fail_the_batch_saying_where(
     batch = submit(admin, archive, imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT)
     assert batch.state == imp_pb.IMPORT_STATE_FAILED, batch
     assert where in batch.error
+
+
+def test_undecodable_bytes_to_the_sidecar_are_invalid_argument(
+    retrieval_server: ServerProcess,
+) -> None:
+    """The sidecar's aio server answered UNKNOWN when the bytes did not parse."""
+    channel = retrieval_server.channel()
+    for method in ("UpsertDocuments", "DeleteDocuments", "Search", "GetStats"):
+        for payload in (b"\x12\x06", b"\xff\xff\xff", b"\x0a\x05ab"):
+            with pytest.raises(grpc.RpcError) as caught:
+                channel.unary_unary(f"/crmmem.retrieval.v1.RetrievalService/{method}")(
+                    payload, timeout=30
+                )
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (method, payload)
+
+
+def test_a_display_name_that_grows_when_case_folded_is_invalid_argument(admin: Client) -> None:
+    """256 characters of ß fold to 512 of ss, past the column that keeps the folded name."""
+    expect_invalid(
+        lambda: admin.access.RegisterCustomer(
+            access_pb.RegisterCustomerRequest(
+                customer=access_pb.Customer(customer_id="cust-ss", display_name="ß" * 200)
+            ),
+            timeout=10,
+        ),
+        "customer.display_name",
+    )
