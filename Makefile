@@ -8,7 +8,7 @@ INSTALLED := $(VENV)/.installed
 
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test venv gen lint format unit token quickstart demo bench node clean
+.PHONY: run test venv gen lint format unit token quickstart demo bench fuzz node clean
 
 run: gen
 	BIN=$(BIN) scripts/run-local.sh
@@ -71,6 +71,12 @@ bench: gen
 	$(BIN)/python -m bench.context_bench
 	$(BIN)/python -m bench.import_bench
 	$(BIN)/python -m bench.secrets_bench
+
+# Hostile requests against both services on SQLite and PostgreSQL, structured and raw bytes;
+# prints counts by status code and RSS, fails on any INTERNAL/UNKNOWN or a dead server.
+# FUZZ_ARGS="--count 20000" for a shorter run (not part of make test).
+fuzz: gen
+	scripts/with-postgres.sh $(BIN)/python -m scripts.fuzz $(FUZZ_ARGS)
 
 # Runs examples/quickstart.py against the service that `make run` started.
 quickstart: gen
