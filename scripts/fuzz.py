@@ -206,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     args.workers, pool, identities(tenant, ""), deadline,
                 )
             )  # fmt: skip
+            _progress(results[-1], args.json)
         if not args.no_sidecar and sidecar_count:
             secret = _sidecar_secret()
             env = {"RETRIEVAL_SHARED_SECRET": secret} if secret else {}
@@ -217,12 +218,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                     args.workers, Pool(), identities("acme", secret), deadline,
                 )
             )  # fmt: skip
+            _progress(results[-1], args.json)
     print(table(results))
     print(json.dumps(results, indent=2))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     bad = [r for r in results if r["internal_or_unknown"] or not r["alive"]]
     return 1 if bad or not results else 0
+
+
+def _progress(result: dict[str, Any], path: Path | None) -> None:
+    """Each target's line as soon as it is done, so a long run that is stopped still reports."""
+    print(json.dumps({k: v for k, v in result.items() if k != "first_failures"}), file=sys.stderr)
+    if path is not None:
+        with path.with_suffix(".partial.jsonl").open("a") as out:
+            out.write(json.dumps(result) + "\n")
 
 
 def _postgres_reachable() -> bool:
