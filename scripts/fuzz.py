@@ -44,6 +44,7 @@ from tests.support.fuzzing import (
     request_for,
     rpcs,
     seed_pool,
+    sidecar_callers,
 )
 from tests.support.servers import ServerProcess, database_url, mint_token, start_server
 
@@ -87,8 +88,7 @@ def identities(tenant: str, sidecar_secret: str) -> list[Sequence[tuple[str, str
         (("authorization", f"Bearer {mint_token(tenant, 'alice', secret='wrong' * 8)}"),),
     ]
     if sidecar_secret:
-        out.append((("authorization", f"Bearer {sidecar_secret}"),))
-        out.append((("x-retrieval-secret", sidecar_secret),))
+        return [*out[5:], *sidecar_callers(sidecar_secret)]
     return out
 
 

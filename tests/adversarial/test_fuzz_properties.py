@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support import servers
 from tests.support.fuzzing import (
     MEMORY_MODULES,
     RETRIEVAL_MODULES,
@@ -30,6 +31,7 @@ from tests.support.fuzzing import (
     request_for,
     rpcs,
     seed_pool,
+    sidecar_callers,
 )
 from tests.support.servers import ServerProcess, mint_token
 
@@ -63,6 +65,8 @@ def prepared(
             (("authorization", f"Bearer {mint_token(tenant, 'ada', ['admin'])}"),),
             (),
         ]
+        if not seed:  # the sidecar: with its shared secret (where it has one) and without
+            callers = [*sidecar_callers(getattr(servers, "TEST_RETRIEVAL_SECRET", ""))]
         _pools[server.address] = (channel, pool, callers)
     return _pools[server.address]
 

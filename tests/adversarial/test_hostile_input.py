@@ -30,6 +30,8 @@ from tests.e2e.helpers import (
     request_id,
     say,
 )
+from tests.support import servers
+from tests.support.fuzzing import SIDECAR_SECRET_KEY
 from tests.support.servers import Client, ServerProcess, mint_token
 
 MARKER = "hostile-marker-7f3a"
@@ -419,11 +421,13 @@ def test_undecodable_bytes_to_the_sidecar_are_invalid_argument(
 ) -> None:
     """The sidecar's aio server answered UNKNOWN when the bytes did not parse."""
     channel = retrieval_server.channel()
+    secret = getattr(servers, "TEST_RETRIEVAL_SECRET", "")
+    metadata = ((SIDECAR_SECRET_KEY, secret),) if secret else ()
     for method in ("UpsertDocuments", "DeleteDocuments", "Search", "GetStats"):
         for payload in (b"\x12\x06", b"\xff\xff\xff", b"\x0a\x05ab"):
             with pytest.raises(grpc.RpcError) as caught:
                 channel.unary_unary(f"/crmmem.retrieval.v1.RetrievalService/{method}")(
-                    payload, timeout=30
+                    payload, metadata=metadata, timeout=30
                 )
             assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (method, payload)
 

@@ -728,3 +728,15 @@ def seed_pool(channel: grpc.Channel, tenant: str, pool: Pool) -> None:
         metadata=metadata,
     )
     pool.harvest(items)
+
+
+# The sidecar's shared secret, where this version of the sidecar has one: callers are tried with
+# and without it, so requests reach the handlers as well as the door.
+SIDECAR_SECRET_KEY = "x-crmmem-retrieval-secret"
+
+
+def sidecar_callers(secret: str) -> list[tuple[tuple[str, str], ...]]:
+    callers: list[tuple[tuple[str, str], ...]] = [(), ((SIDECAR_SECRET_KEY, "wrong"),)]
+    if secret:
+        callers += [((SIDECAR_SECRET_KEY, secret),)] * 3
+    return callers
