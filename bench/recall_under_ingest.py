@@ -94,12 +94,17 @@ def recall_under_ingest(
     stop.set()
     for thread in threads:
         thread.join()
+    indexed = points(sidecar.address) - before
+    caught_up = time.monotonic()
+    while points(sidecar.address) - before < sum(created) and time.monotonic() - caught_up < 300:
+        time.sleep(0.1)  # the restarts below measure waking up, not this backlog
     return {
         "seconds": round(elapsed, 1),
         "writers": writers,
         "memories_written": sum(created),
         "memories_per_s": round(sum(created) / (elapsed + 1), 1),
-        "indexed_meanwhile": points(sidecar.address) - before,
+        "indexed_meanwhile": indexed,
+        "backlog_drained_s": round(time.monotonic() - caught_up, 1),
         "recalls": len(latencies),
         "degraded": sum(degraded.values()),
         "degraded_reasons": degraded,
