@@ -55,7 +55,7 @@ async function main() {
 
   const later = await call(transcript, "AppendMessage", {
     parent: conversation,
-    message: { speaker: "SPEAKER_USER", text: "Actually, afternoons suit me better" },
+    message: { speaker: "SPEAKER_USER", text: "Actually, I prefer afternoon meetings now" },
   });
   const corrected = await call(memories, "CorrectMemory", {
     name: created.memory.name,
