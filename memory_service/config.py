@@ -47,6 +47,9 @@ class Settings:
     apply_user_corrections: bool
     backup_retention_days: int
     marker_retention_days: int
+    import_worker: bool = True
+    import_poll_seconds: float = 2.0
+    import_lease_seconds: float = 600.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -98,6 +101,9 @@ class Settings:
             apply_user_corrections=_flag("MEMORY_APPLY_USER_CORRECTIONS", False),
             backup_retention_days=int(os.environ.get("MEMORY_BACKUP_RETENTION_DAYS", "30")),
             marker_retention_days=int(os.environ.get("MEMORY_DELETION_MARKER_DAYS", "365")),
+            import_worker=_flag("MEMORY_IMPORT_WORKER", True),
+            import_poll_seconds=float(os.environ.get("MEMORY_IMPORT_POLL_SECONDS", "2")),
+            import_lease_seconds=float(os.environ.get("MEMORY_IMPORT_LEASE_SECONDS", "600")),
         )
 
 

@@ -92,3 +92,9 @@ class Unavailable(DomainError):
     """A dependency (the search sidecar) cannot be reached; retrying later can succeed."""
 
     reason = "SEARCH_UNAVAILABLE"
+
+
+class ResourceExhausted(DomainError):
+    """A per-caller quota is used up; retrying after the quota frees can succeed."""
+
+    reason = "TOO_MANY_PENDING_IMPORTS"

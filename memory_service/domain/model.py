@@ -279,6 +279,7 @@ class ImportBatch:
     unresolved_count: int = 0
     missing_count: int = 0
     complete_time: datetime | None = None
+    attempts: int = 0  # background parses started, counted before each one
 
 
 @dataclass

@@ -169,6 +169,9 @@ class ImportRepository(Protocol):
     def count_items(self, batch_id: str) -> tuple[int, int]:
         """(all items, items confirmed into memory)."""
 
+    def count_pending(self, user_id: str) -> int:
+        """The user's archives still waiting for the background parser."""
+
 
 class OutboxRepository(Protocol):
     def enqueue(self, memory_id: str, due_time: datetime, now: datetime) -> None: ...
@@ -201,6 +204,14 @@ class OutboxStore(Protocol):
 
     def depth(self, now: datetime) -> tuple[int, datetime | None]:
         """Due items waiting, and the oldest one's creation time."""
+
+
+class ImportQueue(Protocol):
+    """Pending import batches across tenants, for the workers that parse them."""
+
+    def claim(self, owner: str, now: datetime, lease_seconds: float) -> tuple[str, str] | None:
+        """Leases the oldest unleased pending batch and counts the attempt, committed before
+        the parse starts; returns (tenant, batch). Replicas never hold the same batch."""
 
 
 class UnitOfWork(Protocol):

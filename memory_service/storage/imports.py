@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from memory_service.domain.model import (
@@ -58,7 +61,7 @@ class SqlImportRepository(TenantScoped):
         self._session.execute(
             update(ImportBatchRow)
             .where(ImportBatchRow.tenant_id == self._tenant_id, ImportBatchRow.id == batch.id)
-            .values(archive=None, **columns)
+            .values(archive=None, lease_owner=None, lease_until=None, **columns)
             .execution_options(synchronize_session=False)
         )
 
@@ -71,9 +74,23 @@ class SqlImportRepository(TenantScoped):
         return None if row is None else row.archive
 
     def add_items(self, items: list[ImportItem]) -> None:
-        for item in items:
-            self._session.add(ImportItemRow(**_item_columns(item, self._tenant_id)))
-        self._session.flush()
+        """One multi-row INSERT, no ORM objects: an import writes many items in chunks, and
+        the session must not keep each one until commit."""
+        if items:
+            self._session.execute(
+                insert(ImportItemRow), [_item_columns(item, self._tenant_id) for item in items]
+            )
+
+    def count_pending(self, user_id: str) -> int:
+        return int(
+            self._session.execute(
+                select(func.count(ImportBatchRow.id)).where(
+                    ImportBatchRow.tenant_id == self._tenant_id,
+                    ImportBatchRow.user_id == user_id,
+                    ImportBatchRow.state == ImportState.PENDING.value,
+                )
+            ).scalar_one()
+        )
 
     def get_item(self, item_id: str) -> ImportItem | None:
         row = self._session.execute(
@@ -170,6 +187,7 @@ def _batch_columns(batch: ImportBatch, tenant_id: str) -> dict[str, Any]:
         "missing_count": batch.missing_count,
         "create_time": batch.create_time,
         "complete_time": batch.complete_time,
+        "attempts": batch.attempts,
     }
 
 
@@ -188,6 +206,7 @@ def _batch(row: Any) -> ImportBatch:
         unresolved_count=row.unresolved_count,
         missing_count=row.missing_count,
         complete_time=row.complete_time,
+        attempts=row.attempts,
     )
 
 
@@ -231,11 +250,37 @@ def _item(row: Any) -> ImportItem:
     )
 
 
-def pending_batches(session: Session) -> list[tuple[str, str]]:
-    """(tenant, batch) of archives waiting to be parsed, across tenants, for the runner."""
-    rows = session.execute(
-        select(ImportBatchRow.tenant_id, ImportBatchRow.id)
-        .where(ImportBatchRow.state == ImportState.PENDING.value)
-        .order_by(ImportBatchRow.create_time)
-    )
-    return [(row.tenant_id, row.id) for row in rows]
+class SqlImportQueue:
+    """Cross-tenant by design, like the outbox store: `FOR UPDATE SKIP LOCKED` lets replicas
+    lease disjoint batches on PostgreSQL; SQLite serializes writers anyway. A lease that
+    expires (its replica died mid-parse) makes the batch claimable again, and the attempt
+    count tells the parser when to give up."""
+
+    def __init__(self, sessions: Callable[[], AbstractContextManager[Session]]) -> None:
+        self._sessions = sessions
+
+    def claim(self, owner: str, now: datetime, lease_seconds: float) -> tuple[str, str] | None:
+        with self._sessions() as session:
+            row = session.execute(
+                select(ImportBatchRow.tenant_id, ImportBatchRow.id, ImportBatchRow.attempts)
+                .where(
+                    ImportBatchRow.state == ImportState.PENDING.value,
+                    or_(ImportBatchRow.lease_until.is_(None), ImportBatchRow.lease_until < now),
+                )
+                .order_by(ImportBatchRow.create_time)
+                .limit(1)
+                .with_for_update(skip_locked=True)
+            ).first()
+            if row is None:
+                return None
+            session.execute(
+                update(ImportBatchRow)
+                .where(ImportBatchRow.tenant_id == row.tenant_id, ImportBatchRow.id == row.id)
+                .values(
+                    attempts=row.attempts + 1,
+                    lease_owner=owner,
+                    lease_until=now + timedelta(seconds=lease_seconds),
+                )
+                .execution_options(synchronize_session=False)
+            )
+            return row.tenant_id, row.id

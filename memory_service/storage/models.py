@@ -241,11 +241,16 @@ class ImportBatchRow(Base):
     missing_count: Mapped[int] = mapped_column(Integer)
     create_time: Mapped[datetime] = mapped_column(UtcDateTime)
     complete_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # Background parses started (counted before each) and the replica holding the batch.
+    attempts: Mapped[int] = mapped_column(Integer, server_default="0")
+    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    lease_until: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
     __table_args__ = (
         UniqueConstraint(
             "tenant_id", "user_id", "archive_sha256", name="uq_import_batches_archive"
         ),
+        Index("ix_import_batches_state", "state", "create_time"),
     )
 
 

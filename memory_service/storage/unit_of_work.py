@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from memory_service.domain.errors import WriteConflict
-from memory_service.storage.imports import SqlImportRepository
+from memory_service.storage.imports import SqlImportQueue, SqlImportRepository
 from memory_service.storage.repositories import (
     SqlCustomerRepository,
     SqlGrantRepository,
@@ -141,3 +141,6 @@ class SqlUnitOfWorkFactory:
 
     def outbox_store(self) -> SqlOutboxStore:
         return SqlOutboxStore(self.maintenance)
+
+    def import_queue(self) -> SqlImportQueue:
+        return SqlImportQueue(self.maintenance)

@@ -20,6 +20,7 @@ from memory_service.domain.errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
+    ResourceExhausted,
     Unauthenticated,
     Unavailable,
 )
@@ -37,6 +38,7 @@ _CODES: list[tuple[type[DomainError], int]] = [
     (Unauthenticated, code_pb2.UNAUTHENTICATED),
     (DeadlineExceeded, code_pb2.DEADLINE_EXCEEDED),
     (Unavailable, code_pb2.UNAVAILABLE),
+    (ResourceExhausted, code_pb2.RESOURCE_EXHAUSTED),
 ]
 
 

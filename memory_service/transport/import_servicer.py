@@ -1,10 +1,9 @@
-"""gRPC servicer for imports, and the background runner that parses large archives."""
+"""gRPC servicer for imports; large archives are parsed by `workers.imports.ImportRunner`."""
 
 from __future__ import annotations
 
 import logging
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
@@ -25,16 +24,14 @@ from memory_service.domain.model import (
     SkipReason,
     utcnow,
 )
-from memory_service.domain.ports import UnitOfWork, UnitOfWorkFactory
-from memory_service.storage.imports import pending_batches
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.domain.ports import UnitOfWork
 from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.convert import EnumMap
-from memory_service.transport.errors import failure_summary
 from memory_service.transport.paging import ORDINAL
 from memory_service.transport.runner import Transactions
 from memory_service.transport.servicers import ServicerBase, rpc
+from memory_service.workers.imports import ImportRunner, release_freed_memory
 
 log = logging.getLogger(__name__)
 BATCH_NAME = re.compile(rf"importBatches/({rules.MEMORY_ID})")  # fullmatch only
@@ -133,35 +130,6 @@ def parse_item(name: str, field: str = "name") -> str:
     return match.group(2)
 
 
-class ImportRunner:
-    """Parses large archives off the request path; PENDING batches survive restarts."""
-
-    def __init__(self, units: UnitOfWorkFactory, imports: ImportUseCases) -> None:
-        self._units = units
-        self._imports = imports
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import")
-
-    def submit(self, tenant_id: str, batch_id: str) -> None:
-        self._pool.submit(self._process, tenant_id, batch_id)
-
-    def resume(self, units: SqlUnitOfWorkFactory) -> None:
-        with units.maintenance() as session:
-            waiting = pending_batches(session)
-        for tenant_id, batch_id in waiting:
-            self.submit(tenant_id, batch_id)
-
-    def _process(self, tenant_id: str, batch_id: str) -> None:
-        try:
-            with self._units(tenant_id, write=True) as uow:
-                self._imports.process(uow, batch_id, utcnow())
-                uow.commit()
-        except Exception as error:
-            log.error("import batch %s failed to process: %s", batch_id, failure_summary(error))
-
-    def stop(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=False)
-
-
 class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
     def __init__(
         self,
@@ -205,22 +173,26 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         identity: Identity,
     ) -> imp_pb.CreateImportBatchResponse:
         archive_format = FORMATS.required(request.format, "format")
-        if not request.archive:
+        archive = request.archive  # each read of a bytes field is a copy
+        if not archive:
             raise InvalidArgument("archive", "is required")
-        if len(request.archive) > MAX_ARCHIVE_BYTES:
-            raise InvalidArgument("archive", "is larger than 64 MiB")
+        if len(archive) > MAX_ARCHIVE_BYTES:
+            raise InvalidArgument(
+                "archive", f"is larger than {MAX_ARCHIVE_BYTES // (1024 * 1024)} MiB"
+            )
 
         def work(uow: UnitOfWork) -> imp_pb.CreateImportBatchResponse:
-            batch, again = self.imports.submit(
-                uow, identity, archive_format, request.archive, utcnow()
-            )
+            batch, again = self.imports.submit(uow, identity, archive_format, archive, utcnow())
             return imp_pb.CreateImportBatchResponse(
                 batch=batch_proto(batch), already_imported=again
             )
 
-        response = self.tx.write(
-            identity, "CreateImportBatch", request, imp_pb.CreateImportBatchResponse, work
-        )
+        try:
+            response = self.tx.write(
+                identity, "CreateImportBatch", request, imp_pb.CreateImportBatchResponse, work
+            )
+        finally:
+            release_freed_memory()
         if response.batch.state == imp_pb.IMPORT_STATE_PENDING:
             self.runner.submit(identity.tenant_id, parse_batch(response.batch.name))
         return response

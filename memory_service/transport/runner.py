@@ -25,12 +25,18 @@ WRITE_ATTEMPTS = 3
 
 
 def fingerprint(method: str, request: ProtoMessage) -> str:
-    """What the request asks for, without its request_id."""
-    body = type(request)()
-    body.CopyFrom(request)
-    body.ClearField("request_id")
-    digest = hashlib.sha256(method.encode())
-    digest.update(body.SerializeToString(deterministic=True))
+    """What the request asks for, without its request_id. The id is cleared on the request
+    itself and put back, rather than on a copy: an import request carries a whole archive."""
+    has_id = any(f.name == "request_id" for f in request.DESCRIPTOR.fields)
+    request_id = getattr(request, "request_id", "") if has_id else ""
+    if has_id:
+        request.ClearField("request_id")
+    try:
+        digest = hashlib.sha256(method.encode())
+        digest.update(request.SerializeToString(deterministic=True))
+    finally:
+        if request_id:
+            setattr(request, "request_id", request_id)  # noqa: B010
     return digest.hexdigest()
 
 

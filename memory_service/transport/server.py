@@ -28,6 +28,7 @@ from memory_service.adapters.secret_scanning import DetectSecretsScanner
 from memory_service.config import Settings
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
 from memory_service.domain.context import ContextBuilder
+from memory_service.domain.importing.parsers import MAX_ARCHIVE_BYTES
 from memory_service.domain.importing.service import ImportUseCases
 from memory_service.domain.model import utcnow
 from memory_service.domain.overrides import OverrideUseCases
@@ -54,14 +55,16 @@ from memory_service.telemetry import exporting_traces
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.context_servicer import ContextServicer
 from memory_service.transport.edge import DecodeInterceptor
-from memory_service.transport.import_servicer import ImportRunner, ImportServicer
+from memory_service.transport.import_servicer import ImportServicer
 from memory_service.transport.recall import Recaller, ReplyMargin
 from memory_service.transport.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.transport.runner import Transactions
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
+from memory_service.workers.imports import ImportRunner
 from memory_service.workers.outbox import OutboxWorker
 
 log = logging.getLogger(__name__)
+MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024
 
 SERVICE_NAMES = (
     service_pb.DESCRIPTOR.services_by_name["MemoryService"].full_name,
@@ -128,8 +131,9 @@ def build_server(
     server = grpc.server(
         ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="rpc"),
         interceptors=[server_interceptor(tracer_provider=tracer_provider), DecodeInterceptor()],
-        # Archives for import are up to 64 MiB; everything else is far smaller.
-        options=[("grpc.max_receive_message_length", 65 * 1024 * 1024)],
+        # gRPC decompresses before a handler runs, so this limit is what bounds a compressed
+        # archive: the largest archive plus room for the rest of the request.
+        options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)],
     )
     search = None
     worker = None
@@ -185,7 +189,13 @@ def build_server(
         server,
     )
     imports = ImportUseCases(memory_use_cases, secrets)
-    import_runner = ImportRunner(units, imports)
+    import_runner = ImportRunner(
+        units.import_queue(),
+        units,
+        imports,
+        settings.import_poll_seconds,
+        settings.import_lease_seconds,
+    )
     imp_grpc.add_ImportServiceServicer_to_server(
         ImportServicer(
             authenticator, transactions, imports, import_runner, settings.backup_retention_days
@@ -207,5 +217,6 @@ def build_server(
         search.start()
     if worker is not None:
         worker.start()
-    import_runner.resume(units)
+    if settings.import_worker:
+        import_runner.start()
     return RunningServer(server, port, health_servicer, engine, search, worker, import_runner)

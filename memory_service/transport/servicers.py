@@ -44,7 +44,10 @@ log = logging.getLogger(__name__)
 rpc_duration = metrics.get_meter("memory_service").create_histogram(
     "crmmem.rpc.duration", unit="s", description="server-side duration of each RPC"
 )
-EXPORT_PAGE = 500
+# Memories read per transaction, and the text sent per message: a stream of small messages, so
+# neither side holds a large tenant's export (and messages stay under the 4 MiB client default).
+EXPORT_PAGE = 100
+EXPORT_MESSAGE_CHARS = 1024 * 1024
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
 Handler = Callable[[Any, Req, grpc.ServicerContext, Identity], Resp]
@@ -339,13 +342,16 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
                     page = page_after(after)
                     if not page:
                         return
-                    yield service_pb.ExportMemoriesResponse(
-                        schema=SCHEMA_ID,
-                        lines=[
-                            json.dumps(export_record(m), ensure_ascii=False, sort_keys=True)
-                            for m in page
-                        ],
-                    )
+                    lines: list[str] = []
+                    size = 0
+                    for memory in page:
+                        line = json.dumps(export_record(memory), ensure_ascii=False, sort_keys=True)
+                        if lines and size + len(line) > EXPORT_MESSAGE_CHARS:
+                            yield service_pb.ExportMemoriesResponse(schema=SCHEMA_ID, lines=lines)
+                            lines, size = [], 0
+                        lines.append(line)
+                        size += len(line)
+                    yield service_pb.ExportMemoriesResponse(schema=SCHEMA_ID, lines=lines)
                     after = page[-1].id
             except DomainError as error:
                 context.abort_with_status(to_status(error))

@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from memory_service.domain import evidence, rules
 from memory_service.domain.authorization import require_admin
-from memory_service.domain.errors import FailedPrecondition, NotFound
+from memory_service.domain.errors import FailedPrecondition, NotFound, ResourceExhausted
 from memory_service.domain.importing.parsers import (
     ArchiveError,
     ArchiveItem,
-    parse_chatgpt,
-    parse_export,
-    parse_summary,
+    iter_chatgpt,
+    iter_export,
+    iter_summary,
 )
 from memory_service.domain.importing.restore import restore_staleness, to_memory
 from memory_service.domain.model import (
@@ -55,11 +57,28 @@ AMBIGUOUS_SUBJECT = re.compile(
     r"\b(?:we|they|he|she|our|their|his|her|colleague|boss|manager|team)\b", re.IGNORECASE
 )
 FIRST_PERSON = re.compile(r"\b(?:i|i'm|i am|i've|i'd|my|me|mine)\b", re.IGNORECASE)
-PARSERS = {
-    ArchiveFormat.CHATGPT_CONVERSATIONS: parse_chatgpt,
-    ArchiveFormat.MEMORY_SUMMARY: parse_summary,
+PARSERS: dict[ArchiveFormat, Callable[[bytes], Iterator[ArchiveItem]]] = {
+    ArchiveFormat.CHATGPT_CONVERSATIONS: iter_chatgpt,
+    ArchiveFormat.MEMORY_SUMMARY: iter_summary,
 }
 RESTORE_CHUNK = 500
+ITEM_CHUNK = 1000
+# Archives of one user waiting for the background parser; each is stored until parsed.
+MAX_PENDING_ARCHIVES = 2
+# A background parse that never finished (the process died) is tried this many times.
+MAX_PARSE_ATTEMPTS = 3
+T = TypeVar("T")
+
+
+def _chunked(values: Iterable[T], size: int) -> Iterator[list[T]]:
+    chunk: list[T] = []
+    for value in values:
+        chunk.append(value)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def item_name(item: ImportItem) -> str:
@@ -105,13 +124,21 @@ class ImportUseCases:
         existing = uow.imports.find_batch(identity.user_id, digest)
         if existing is not None and existing.state is not ImportState.FAILED:
             return existing, True
+        background = len(archive) > INLINE_LIMIT
+        if background and uow.imports.count_pending(identity.user_id) >= MAX_PENDING_ARCHIVES:
+            raise ResourceExhausted(
+                f"{MAX_PENDING_ARCHIVES} archives of yours are still waiting to be parsed; "
+                "submit this one when one of them has finished",
+                reason="TOO_MANY_PENDING_IMPORTS",
+                metadata={"limit": str(MAX_PENDING_ARCHIVES)},
+            )
         if existing is not None:
             uow.imports.remove_batch(existing.id)  # a failed attempt may be retried
         batch = ImportBatch(
             new_id(), uow.tenant_id, identity.user_id, archive_format, digest,
             ImportState.PENDING, now,
         )  # fmt: skip
-        if len(archive) > INLINE_LIMIT:
+        if background:
             uow.imports.add_batch(batch, archive)  # parsed in the background
             return batch, False
         uow.imports.add_batch(batch, None)
@@ -119,75 +146,110 @@ class ImportUseCases:
         return batch, False
 
     def process(self, uow: UnitOfWork, batch_id: str, now: datetime) -> None:
-        """Background step for large archives."""
+        """Background step for large archives, after a worker has leased the batch and counted
+        the attempt. A batch whose parse never finished (the process died) is given up after
+        MAX_PARSE_ATTEMPTS, so one archive cannot crash a replica over and over."""
         batch = uow.imports.get_batch(batch_id)
+        if batch is None or batch.state is not ImportState.PENDING:
+            return
+        if batch.attempts > MAX_PARSE_ATTEMPTS:
+            self._fail(
+                uow,
+                batch,
+                f"archive: gave up after {MAX_PARSE_ATTEMPTS} attempts to parse it; "
+                "the raw archive was discarded",
+                now,
+            )
+            return
         archive = uow.imports.archive_of(batch_id)
-        if batch is None or batch.state is not ImportState.PENDING or archive is None:
+        if archive is None:
+            self._fail(uow, batch, "archive: the raw archive is gone", now)
             return
         self._parse_into(uow, batch, archive, now)
+
+    def fail(self, uow: UnitOfWork, batch_id: str, reason: str, now: datetime) -> None:
+        """Ends a batch whose background parse broke unexpectedly; its archive is dropped."""
+        batch = uow.imports.get_batch(batch_id)
+        if batch is not None and batch.state is ImportState.PENDING:
+            self._fail(uow, batch, reason, now)
+
+    @staticmethod
+    def _fail(uow: UnitOfWork, batch: ImportBatch, reason: str, now: datetime) -> None:
+        batch.state, batch.error, batch.complete_time = ImportState.FAILED, reason, now
+        uow.imports.update_batch(batch)
 
     def _parse_into(
         self, uow: UnitOfWork, batch: ImportBatch, archive: bytes, now: datetime
     ) -> None:
+        """Two streaming passes: the first validates the whole archive under the limits without
+        keeping anything, the second writes items in chunks; nothing is written for a bad one."""
         if batch.format is ArchiveFormat.CRMMEM_EXPORT:
             self._restore(uow, batch, archive, now)
             return
-        summary = batch.format is ArchiveFormat.MEMORY_SUMMARY
+        parse = PARSERS[batch.format]
         try:
-            entries = PARSERS[batch.format](archive)
+            for _ in parse(archive):
+                pass
         except ArchiveError as error:
-            batch.state, batch.error, batch.complete_time = ImportState.FAILED, str(error), now
-            uow.imports.update_batch(batch)
+            self._fail(uow, batch, str(error), now)
             return
-        hashes = [rules.lineage_hash(e.text) for e in entries]
-        known = uow.imports.known_lineage(batch.user_id, hashes)
-        items: list[ImportItem] = []
+        summary = batch.format is ArchiveFormat.MEMORY_SUMMARY
+        count = dict.fromkeys(ItemOutcome, 0)
         seen: set[str] = set()
-        for entry, digest in zip(entries, hashes, strict=True):
-            outcome, reason = classify(entry, summary, self._secrets)
-            if outcome is not ItemOutcome.SKIPPED and (digest in known or digest in seen):
-                outcome, reason = ItemOutcome.SKIPPED, SkipReason.DUPLICATE
-            seen.add(digest)
-            keep_text = reason is not SkipReason.SECRET  # a secret's text is never stored
-            items.append(
-                ImportItem(
-                    id=new_id(),
-                    batch_id=batch.id,
-                    tenant_id=uow.tenant_id,
-                    user_id=batch.user_id,
-                    ordinal=len(items),
-                    outcome=outcome,
-                    skip_reason=reason,
-                    speaker=entry.speaker,
-                    text=entry.text if keep_text else "",
-                    lineage_hash=digest if keep_text else "",
-                    source_time=entry.source_time,
-                    source_ref=entry.source_ref,
-                    review=(
-                        ItemReview.NONE if outcome is ItemOutcome.SKIPPED else ItemReview.PENDING
-                    ),
-                )
-            )
-            for name in entry.missing_attachments:
+        ordinal = 0
+        for chunk in _chunked(parse(archive), ITEM_CHUNK):
+            hashes = [rules.lineage_hash(e.text) for e in chunk]
+            known = uow.imports.known_lineage(batch.user_id, hashes)
+            items: list[ImportItem] = []
+            for entry, digest in zip(chunk, hashes, strict=True):
+                outcome, reason = classify(entry, summary, self._secrets)
+                if outcome is not ItemOutcome.SKIPPED and (digest in known or digest in seen):
+                    outcome, reason = ItemOutcome.SKIPPED, SkipReason.DUPLICATE
+                seen.add(digest)
+                keep_text = reason is not SkipReason.SECRET  # a secret's text is never stored
                 items.append(
                     ImportItem(
                         id=new_id(),
                         batch_id=batch.id,
                         tenant_id=uow.tenant_id,
                         user_id=batch.user_id,
-                        ordinal=len(items),
-                        outcome=ItemOutcome.MISSING_ATTACHMENT,
-                        skip_reason=SkipReason.NONE,
+                        ordinal=ordinal + len(items),
+                        outcome=outcome,
+                        skip_reason=reason,
                         speaker=entry.speaker,
-                        text="",
-                        lineage_hash="",
+                        text=entry.text if keep_text else "",
+                        lineage_hash=digest if keep_text else "",
                         source_time=entry.source_time,
                         source_ref=entry.source_ref,
-                        attachment=name,
+                        review=(
+                            ItemReview.NONE
+                            if outcome is ItemOutcome.SKIPPED
+                            else ItemReview.PENDING
+                        ),
                     )
                 )
-        uow.imports.add_items(items)
-        count = {o: sum(1 for i in items if i.outcome is o) for o in ItemOutcome}
+                for name in entry.missing_attachments:
+                    items.append(
+                        ImportItem(
+                            id=new_id(),
+                            batch_id=batch.id,
+                            tenant_id=uow.tenant_id,
+                            user_id=batch.user_id,
+                            ordinal=ordinal + len(items),
+                            outcome=ItemOutcome.MISSING_ATTACHMENT,
+                            skip_reason=SkipReason.NONE,
+                            speaker=entry.speaker,
+                            text="",
+                            lineage_hash="",
+                            source_time=entry.source_time,
+                            source_ref=entry.source_ref,
+                            attachment=name,
+                        )
+                    )
+            uow.imports.add_items(items)
+            ordinal += len(items)
+            for item in items:
+                count[item.outcome] += 1
         batch.accepted_count = count[ItemOutcome.ACCEPTED]
         batch.skipped_count = count[ItemOutcome.SKIPPED]
         batch.unresolved_count = count[ItemOutcome.UNRESOLVED]
@@ -196,19 +258,19 @@ class ImportUseCases:
         uow.imports.update_batch(batch)
 
     def _restore(self, uow: UnitOfWork, batch: ImportBatch, archive: bytes, now: datetime) -> None:
-        """All or nothing: a malformed line fails the batch before anything is written."""
+        """All or nothing: every line is validated in a first streaming pass, so a malformed
+        line fails the batch before anything is written; the second pass writes in chunks."""
         try:
-            memories = [
-                to_memory(record, uow.tenant_id, f"line {index + 1}", self._secrets)
-                for index, record in enumerate(parse_export(archive))
-            ]
+            for where, record in iter_export(archive):
+                to_memory(record, uow.tenant_id, where, self._secrets)
         except ArchiveError as error:
-            batch.state, batch.error, batch.complete_time = ImportState.FAILED, str(error), now
-            uow.imports.update_batch(batch)
+            self._fail(uow, batch, str(error), now)
             return
         restored = duplicates = 0
-        for start in range(0, len(memories), RESTORE_CHUNK):
-            chunk = memories[start : start + RESTORE_CHUNK]
+        memories = (
+            to_memory(r, uow.tenant_id, where, self._secrets) for where, r in iter_export(archive)
+        )
+        for chunk in _chunked(memories, RESTORE_CHUNK):
             existing = uow.memories.get_many([m.id for m in chunk])
             for memory in chunk:
                 if memory.id in existing or self._restore_refused(uow, memory, now):
