@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
@@ -24,6 +25,8 @@ from memory_service.domain.ports import chunks
 from memory_service.storage.models import ImportBatchRow, ImportItemRow
 from memory_service.storage.repositories import IN_CLAUSE_CHUNK, TenantScoped
 
+MAX_STORED_ARCHIVE = 64 * 1024 * 1024  # inflating never yields more than any accepted archive
+
 
 class SqlImportRepository(TenantScoped):
     def find_batch(self, user_id: str, archive_sha256: str) -> ImportBatch | None:
@@ -42,7 +45,8 @@ class SqlImportRepository(TenantScoped):
         return None if row is None else _batch(row)
 
     def add_batch(self, batch: ImportBatch, archive: bytes | None) -> None:
-        self._insert(ImportBatchRow(archive=archive, **_batch_columns(batch, self._tenant_id)))
+        stored = None if archive is None else zlib.compress(archive, 1)
+        self._insert(ImportBatchRow(archive=stored, **_batch_columns(batch, self._tenant_id)))
 
     def remove_batch(self, batch_id: str) -> None:
         self._session.execute(
@@ -71,7 +75,7 @@ class SqlImportRepository(TenantScoped):
                 ImportBatchRow.id == batch_id
             )
         ).first()
-        return None if row is None else row.archive
+        return None if row is None or row.archive is None else _inflate(row.archive)
 
     def add_items(self, items: list[ImportItem]) -> None:
         """One multi-row INSERT, no ORM objects: an import writes many items in chunks, and
@@ -170,6 +174,20 @@ class SqlImportRepository(TenantScoped):
             )
             known.update(row.lineage_hash for row in rows)
         return known
+
+
+def _inflate(stored: bytes) -> bytes:
+    """Archives are stored deflated: the database then holds and sends a fraction of the
+    bytes (a hostile archive of repeated lines shrinks a thousandfold). Rows written before
+    that are returned as they are."""
+    inflater = zlib.decompressobj()
+    try:
+        archive = inflater.decompress(stored, MAX_STORED_ARCHIVE + 1)
+    except zlib.error:
+        return stored
+    if not inflater.eof or len(archive) > MAX_STORED_ARCHIVE:
+        return stored
+    return archive
 
 
 def _batch_columns(batch: ImportBatch, tenant_id: str) -> dict[str, Any]:

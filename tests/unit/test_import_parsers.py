@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,9 +13,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_service.domain.importing.parsers import (
+    MAX_ARCHIVE_BYTES,
+    MAX_CONVERSATIONS,
     MAX_ITEM_CHARS,
+    MAX_ITEMS,
+    MAX_LINE_BYTES,
+    MAX_MESSAGES_PER_CONVERSATION,
+    MAX_NESTING,
+    MAX_RECORD_BYTES,
+    MAX_VALUES_PER_RECORD,
     ArchiveError,
+    ArchiveItem,
+    iter_chatgpt,
+    iter_summary,
     parse_chatgpt,
+    parse_export,
     parse_summary,
 )
 from memory_service.domain.model import Speaker
@@ -188,3 +201,87 @@ def test_any_bytes_parse_or_fail_cleanly(data: bytes) -> None:
     for parser in (parse_chatgpt, parse_summary):
         with contextlib.suppress(ArchiveError):
             parser(data)
+
+
+# --- limits, enforced while reading ----------------------------------------------------------
+
+
+def consumed_before_failing(items: Iterator[ArchiveItem]) -> tuple[int, ArchiveError]:
+    """How many items came out before the parser refused: the limit holds while reading."""
+    count = 0
+    try:
+        for _ in items:
+            count += 1
+    except ArchiveError as error:
+        return count, error
+    raise AssertionError("the parser did not refuse")
+
+
+def test_a_summary_stops_at_the_item_cap_while_reading() -> None:
+    count, error = consumed_before_failing(iter_summary(b"- a\n" * (MAX_ITEMS + 5)))
+    assert count == MAX_ITEMS
+    assert error.location == f"line {MAX_ITEMS + 1}"
+    assert f"more than {MAX_ITEMS} items" in error.problem
+
+
+def test_conversations_stop_at_their_cap_while_reading() -> None:
+    data = b"[" + b",".join([b'{"mapping":{}}'] * (MAX_CONVERSATIONS + 3)) + b"]"
+    count, error = consumed_before_failing(iter_chatgpt(data))
+    assert count == 0
+    assert f"more than {MAX_CONVERSATIONS} conversations" in error.problem
+
+
+def test_messages_per_conversation_are_capped() -> None:
+    mapping = {f"n{i}": {"parent": None} for i in range(MAX_MESSAGES_PER_CONVERSATION + 1)}
+    with pytest.raises(ArchiveError) as error:
+        parse_chatgpt(archive({"mapping": mapping, "current_node": "n0"}))
+    assert error.value.location == "$[0].mapping"
+
+
+def test_values_in_one_conversation_are_capped_while_building_it() -> None:
+    nodes = b",".join(b'"n%d":{}' % i for i in range(MAX_VALUES_PER_RECORD + 1))
+    with pytest.raises(ArchiveError) as error:
+        parse_chatgpt(b'[{"mapping":{' + nodes + b"}}]")
+    assert f"more than {MAX_VALUES_PER_RECORD} JSON values" in error.value.problem
+
+
+def test_deep_nesting_is_refused_not_recursed() -> None:
+    depth = 1_000_000
+    with pytest.raises(ArchiveError) as error:
+        parse_chatgpt(b'[{"mapping":' + b"[" * depth + b"]" * depth + b"}]")
+    assert f"nested more than {MAX_NESTING} levels" in error.value.problem
+
+
+def test_a_huge_summary_line_is_refused_without_reading_it_whole() -> None:
+    with pytest.raises(ArchiveError) as error:
+        parse_summary(b"a" * (MAX_LINE_BYTES * 4))
+    assert error.value.location == "line 1"
+
+
+def test_a_paragraph_over_the_text_limit_is_refused() -> None:
+    with pytest.raises(ArchiveError) as error:
+        parse_summary(b"word\n" * (MAX_ITEM_CHARS // 4))
+    assert str(MAX_ITEM_CHARS) in error.value.problem
+
+
+def test_an_archive_over_the_size_cap_is_refused_before_parsing() -> None:
+    with pytest.raises(ArchiveError) as error:
+        parse_summary(b"- a\n" * (MAX_ARCHIVE_BYTES // 4 + 1))
+    assert error.value.location == "archive"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"[1" + b"0" * 5000 + b"]", b"[1e999]", b"[] []", b""],
+    ids=["huge-integer", "float-overflow", "trailing-data", "empty"],
+)
+def test_odd_json_fails_cleanly_without_quoting_the_archive(data: bytes) -> None:
+    with pytest.raises(ArchiveError) as error:
+        parse_chatgpt(data)
+    assert "0000" not in str(error.value)
+
+
+def test_export_lines_are_capped_in_length() -> None:
+    with pytest.raises(ArchiveError) as error:
+        parse_export(b'{"schema": "' + b"x" * (MAX_RECORD_BYTES + 1) + b'"}\n')
+    assert error.value.location == "line 1"
