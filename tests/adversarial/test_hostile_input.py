@@ -312,7 +312,7 @@ USER_SAYS = {"author": {"role": "user"}, "content": {"parts": ["I prefer email"]
 @pytest.mark.parametrize(
     ("archive", "where"),
     [
-        (b'[{"mapping": {}, "x": ' + b"9" * 5000 + b"}]", "archive"),
+        (b'[{"mapping": {}, "x": ' + b"9" * 5000 + b"}]", "$[0]"),
         (chatgpt({**USER_SAYS, "metadata": {"attachments": 7}}), "metadata.attachments"),
         (chatgpt({**USER_SAYS, "metadata": {"attachments": True}}), "metadata.attachments"),
         (
@@ -390,7 +390,7 @@ def export_line(**revision: Any) -> bytes:
     [
         (export_line(number=2**40), "revisions[0].number"),
         (export_line(number=2**31), "revisions[0].number"),
-        (export_line(replaces=2**63), "revisions[0].replaces"),
+        (export_line(replaces=2**63), "line 1"),  # past 64 bits: the JSON reader refuses it
         (export_line(superseded_by=-1), "revisions[0].superseded_by"),
         (export_line(value="email\u0000"), "revisions[0].value"),
         (export_line(author_user_id="a" * 200), "revisions[0].author_user_id"),
