@@ -121,11 +121,11 @@ def timed_import(client: Client, archive: bytes, fmt: int) -> tuple[imp_pb.Impor
     return batch, time.perf_counter() - started
 
 
-PART_BYTES = 48 * 1024 * 1024
+PART_BYTES = 15 * 1024 * 1024
 
 
 def timed_restore(client: Client, export: bytes) -> tuple[int, float]:
-    """Archives are capped at 64 MiB, so a large export is restored in parts of whole lines."""
+    """Archives are capped at 16 MiB, so a large export is restored in parts of whole lines."""
     restored, seconds, part = 0, 0.0, bytearray()
     lines = export.split(b"\n")
     for index, line in enumerate(lines):
