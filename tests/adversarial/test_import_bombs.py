@@ -213,6 +213,7 @@ def test_a_hostile_archive_fails_cleanly_under_the_pod_limit(
     assert small.state == imp_pb.IMPORT_STATE_SUCCEEDED
 
 
+@pytest.mark.timeout(900)  # every restored value passes the secret detector: minutes here
 def test_a_large_valid_restore_stays_under_the_pod_limit(bounded: Bounded) -> None:
     admin = mallory(bounded, ("admin",))
     archive = export_lines(1_500, 10_000)  # about 15 MiB
