@@ -13,7 +13,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.servers import ServerProcess, start_server  # noqa: E402
+from tests.support.servers import TEST_RETRIEVAL_SECRET, ServerProcess, start_server  # noqa: E402
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -52,6 +52,7 @@ def start_memory_service(workdir: Path, secret: str, **env: str) -> ServerProces
             "MEMORY_DATABASE_URL": f"sqlite:///{workdir / 'bench.db'}",
             "MEMORY_LISTEN": "127.0.0.1:0",
             "MEMORY_JWT_SECRET": secret,
+            "RETRIEVAL_SHARED_SECRET": TEST_RETRIEVAL_SECRET,
             **env,
         },
         workdir,

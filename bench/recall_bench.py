@@ -19,15 +19,20 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import grpc
 from crmmem.memory.v1 import memory_pb2 as pb
 from crmmem.memory.v1 import memory_service_pb2 as svc
 from crmmem.memory.v1 import transcript_service_pb2 as tr
 from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
-from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
 
 from bench.common import emit, start_memory_service, summary_ms
-from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess, start_server
+from tests.support.servers import (
+    TEST_JWT_SECRET,
+    TEST_RETRIEVAL_SECRET,
+    Client,
+    ServerProcess,
+    sidecar_stub,
+    start_server,
+)
 
 USERS_PER_TENANT = 5
 COLORS = ["blue", "green", "red", "black", "white", "navy", "grey", "teal", "orange", "purple"]
@@ -64,7 +69,11 @@ def memory_text(rng: random.Random) -> tuple[str, str]:
 
 
 def start_sidecar(workdir: Path, listen: str = "127.0.0.1:0") -> ServerProcess:
-    env = {"RETRIEVAL_LISTEN": listen, "RETRIEVAL_DATA_DIR": str(workdir / "retrieval")}
+    env = {
+        "RETRIEVAL_LISTEN": listen,
+        "RETRIEVAL_DATA_DIR": str(workdir / "retrieval"),
+        "RETRIEVAL_SHARED_SECRET": TEST_RETRIEVAL_SECRET,
+    }
     return start_server("retrieval_service", env, workdir, startup_timeout=180)
 
 
@@ -125,7 +134,7 @@ def ingest(
 
 def watch_index(address: str, target: int, stop: threading.Event) -> list[tuple[float, int]]:
     """(time, indexed points) samples until the index holds `target` points."""
-    stub = rpb_grpc.RetrievalServiceStub(grpc.insecure_channel(address))
+    stub = sidecar_stub(address)
     samples: list[tuple[float, int]] = []
     while not stop.is_set():
         points = stub.GetStats(rpb.GetStatsRequest(), timeout=10).points
@@ -170,7 +179,7 @@ def measure_recall(server: ServerProcess, tenants: int, queries: int, seed: int)
 def measure_sidecar_search(address: str, tenants: int, queries: int, seed: int) -> list[float]:
     """The sidecar alone (embedding + vector search), to show what recall adds on top."""
     rng = random.Random(seed)
-    stub = rpb_grpc.RetrievalServiceStub(grpc.insecure_channel(address))
+    stub = sidecar_stub(address)
     samples = []
     for n in range(queries + 20):
         request = rpb.SearchRequest(

@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)  # the database, its WAL, the dev key: nothing we write is for other users
     configure_logging()
     try:
-        settings = Settings.from_env()
+        settings = Settings.from_env(serving=args.command == "serve")
     except ConfigError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 2

@@ -287,7 +287,7 @@ def dev_token() -> str:
     from memory_service.transport.auth import TokenAuthenticator
 
     os.environ.setdefault("MEMORY_DEV_MODE", "1")
-    settings = Settings.from_env()
+    settings = Settings.from_env(serving=False)
     authenticator = TokenAuthenticator(
         settings.jwt_secret,
         settings.jwt_issuer,

@@ -8,6 +8,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+MIN_SHARED_SECRET = 32
+
 
 class ConfigError(Exception):
     pass
@@ -36,6 +38,7 @@ class Settings:
     max_workers: int
     shutdown_grace_seconds: float
     retrieval_address: str
+    retrieval_secret: str
     recall_timeout_seconds: float
     recall_margin_seconds: float
     breaker_min_calls: int
@@ -44,6 +47,7 @@ class Settings:
     breaker_reset_seconds: float
     outbox_worker: bool
     outbox_poll_seconds: float
+    index_check_seconds: float
     apply_user_corrections: bool
     backup_retention_days: int
     marker_retention_days: int
@@ -52,7 +56,8 @@ class Settings:
     import_lease_seconds: float = 600.0
 
     @classmethod
-    def from_env(cls) -> Settings:
+    def from_env(cls, serving: bool = True) -> Settings:
+        """`serving=False` for one-shot commands (migrate, token) that never call the sidecar."""
         data_dir = Path(os.environ.get("MEMORY_DATA_DIR", "data")).resolve()
         dev_mode = _flag("MEMORY_DEV_MODE", False)
         secret = os.environ.get("MEMORY_JWT_SECRET", "")
@@ -71,6 +76,12 @@ class Settings:
         ttl = int(os.environ.get("MEMORY_IDEMPOTENCY_TTL_HOURS", "48"))
         if ttl < 24:
             raise ConfigError("MEMORY_IDEMPOTENCY_TTL_HOURS must be at least 24")
+        retrieval_address = _optional_address(
+            os.environ.get("MEMORY_RETRIEVAL_ADDRESS", "127.0.0.1:50052")
+        )
+        retrieval_secret = ""
+        if retrieval_address and serving:
+            retrieval_secret = shared_secret(dev_mode, data_dir / "retrieval-secret")
         return cls(
             data_dir=data_dir,
             database_url=os.environ.get(
@@ -87,9 +98,8 @@ class Settings:
             idempotency_ttl_hours=ttl,
             max_workers=int(os.environ.get("MEMORY_MAX_WORKERS", "16")),
             shutdown_grace_seconds=float(os.environ.get("MEMORY_SHUTDOWN_GRACE_SECONDS", "10")),
-            retrieval_address=_optional_address(
-                os.environ.get("MEMORY_RETRIEVAL_ADDRESS", "127.0.0.1:50052")
-            ),
+            retrieval_address=retrieval_address,
+            retrieval_secret=retrieval_secret,
             recall_timeout_seconds=float(os.environ.get("MEMORY_RECALL_TIMEOUT_MS", "5000")) / 1000,
             recall_margin_seconds=float(os.environ.get("MEMORY_RECALL_MARGIN_MS", "50")) / 1000,
             breaker_min_calls=int(os.environ.get("MEMORY_BREAKER_MIN_CALLS", "5")),
@@ -98,6 +108,7 @@ class Settings:
             breaker_reset_seconds=float(os.environ.get("MEMORY_BREAKER_RESET_SECONDS", "2")),
             outbox_worker=_flag("MEMORY_OUTBOX_WORKER", True),
             outbox_poll_seconds=float(os.environ.get("MEMORY_OUTBOX_POLL_SECONDS", "0.1")),
+            index_check_seconds=float(os.environ.get("MEMORY_INDEX_CHECK_SECONDS", "10")),
             apply_user_corrections=_flag("MEMORY_APPLY_USER_CORRECTIONS", False),
             backup_retention_days=int(os.environ.get("MEMORY_BACKUP_RETENTION_DAYS", "30")),
             marker_retention_days=int(os.environ.get("MEMORY_DELETION_MARKER_DAYS", "365")),
@@ -129,25 +140,63 @@ def secure_data_dir(settings: Settings) -> None:
 
 
 def dev_secret(data_dir: Path) -> str:
-    """A per-checkout development key, created on first use and kept in the data folder.
-
-    Written whole or not at all: a temp file created with O_EXCL and mode 0600 (never readable
-    by others, not even for a moment), then linked into place, which fails rather than replace
-    a key that a second process starting at the same moment put there first.
-    """
+    """A per-checkout development key, created on first use and kept in the data folder."""
     path = data_dir / "dev-jwt-secret"
     if not path.exists():
         secure_dir(data_dir)
-        temp = data_dir / f".dev-jwt-secret.{secrets.token_hex(8)}"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            with os.fdopen(fd, "w") as handle:
-                handle.write(secrets.token_hex(32))
-                handle.flush()
-                os.fsync(handle.fileno())
-            with contextlib.suppress(FileExistsError):  # another process won: use its key
-                os.link(temp, path)
-        finally:
-            temp.unlink(missing_ok=True)
+        create_secret_file(path)
     path.chmod(0o600)
     return path.read_text().strip()
+
+
+def create_secret_file(path: Path) -> None:
+    """A fresh random secret, written whole or not at all: a temp file created with O_EXCL and
+    mode 0600 (never readable by others, not even for a moment), then linked into place, which
+    fails rather than replace a secret that a second process starting at the same moment put
+    there first."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temp = path.parent / f".{path.name}.{secrets.token_hex(8)}"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_hex(32))
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileExistsError):  # another process won: use its secret
+            os.link(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def shared_secret(dev_mode: bool, dev_path: Path) -> str:
+    """The secret the memory service and its retrieval sidecar share (see retrieval_service.auth),
+    read by both from `RETRIEVAL_SHARED_SECRET` or the file in `RETRIEVAL_SHARED_SECRET_FILE`.
+
+    Dev mode creates it on first use: at the `_FILE` path when one is given (so two processes
+    pointed at one file, as `make run` does, agree whichever starts first), else at `dev_path`.
+    """
+    value = os.environ.get("RETRIEVAL_SHARED_SECRET", "").strip()
+    path_name = os.environ.get("RETRIEVAL_SHARED_SECRET_FILE", "").strip()
+    if not value and path_name:
+        path = Path(path_name)
+        if dev_mode and not path.exists():
+            create_secret_file(path)
+        try:
+            value = path.read_text().strip()
+        except OSError as error:
+            raise ConfigError(f"RETRIEVAL_SHARED_SECRET_FILE cannot be read: {error}") from error
+    if not value:
+        if not dev_mode:
+            raise ConfigError(
+                "RETRIEVAL_SHARED_SECRET (or RETRIEVAL_SHARED_SECRET_FILE) is not set: the "
+                "retrieval sidecar only answers callers holding it. Set it to 32+ random "
+                "characters, or use dev mode for a generated one."
+            )
+        if not dev_path.exists():
+            create_secret_file(dev_path)
+        value = dev_path.read_text().strip()
+    if len(value) < MIN_SHARED_SECRET:
+        raise ConfigError(
+            f"the retrieval shared secret must be at least {MIN_SHARED_SECRET} characters"
+        )
+    return value

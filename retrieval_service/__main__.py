@@ -8,6 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
+from memory_service.config import ConfigError
 from retrieval_service.config import RetrievalSettings
 
 
@@ -43,7 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     from memory_service.telemetry import configure_logging
 
     configure_logging()
-    return asyncio.run(_serve(RetrievalSettings.from_env()))
+    try:
+        settings = RetrievalSettings.from_env()
+    except ConfigError as error:
+        print(f"retrieval service: {error}", file=sys.stderr)
+        return 2
+    return asyncio.run(_serve(settings))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from opentelemetry.instrumentation.grpc import aio_server_interceptor
 from opentelemetry.metrics import Observation
 from opentelemetry.sdk.trace import TracerProvider
 
+from retrieval_service.auth import SharedSecretInterceptor
 from retrieval_service.batching import EmbeddingLane
 from retrieval_service.config import RetrievalSettings
 from retrieval_service.embedding import Embedder
@@ -32,9 +33,11 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RetrievalService"].full_name
 
 
 def collection_name(embedder: Embedder) -> str:
-    """One collection per embedding model: vectors of two models never share a space."""
+    """One collection per embedding model: vectors of two models never share a space. The
+    `-t` suffix marks tenant-scoped point ids; an index of the older scheme is left alone and
+    the memory service, finding the new one incomplete, queues its rebuild from the records."""
     slug = re.sub(r"[^a-z0-9]+", "-", embedder.model_name.lower()).strip("-")
-    return f"memories-{slug}-{embedder.dimensions}"
+    return f"memories-{slug}-{embedder.dimensions}-t"
 
 
 def open_index(settings: RetrievalSettings, embedder: Embedder) -> VectorIndex:
@@ -49,6 +52,7 @@ def open_index(settings: RetrievalSettings, embedder: Embedder) -> VectorIndex:
             settings.qdrant_api_key,
             settings.qdrant_shards,
             settings.qdrant_replication_factor,
+            settings.qdrant_https,
         )
     from retrieval_service.index.edge import EdgeIndex
 
@@ -86,7 +90,11 @@ async def start_sidecar(
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="index")
 
     server = grpc.aio.server(
-        interceptors=[aio_server_interceptor(tracer_provider=tracer_provider), DecodeInterceptor()]
+        interceptors=[
+            SharedSecretInterceptor(settings.shared_secret),
+            aio_server_interceptor(tracer_provider=tracer_provider),
+            DecodeInterceptor(),
+        ]
     )
     pb_grpc.add_RetrievalServiceServicer_to_server(
         RetrievalServicer(embedder, index, executor, lane, collection_name(embedder)),

@@ -27,6 +27,9 @@ MAX_QUERY = 2000
 MAX_LIMIT = 100
 MAX_DELETE_IDS = 1000  # the memory service's outbox drains at most 512 ids at a time
 MAX_SCOPES = 256  # the memory service sends at most 200 customers, the user and the organization
+# The records keep versions in a 32-bit column: a larger one was never sent by the memory
+# service. Only a sanity bound: the shared secret is what keeps forged versions out.
+MAX_VERSION = 2**31 - 1
 tracer = trace.get_tracer("retrieval_service")
 
 
@@ -100,8 +103,8 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
                 _tenant(document.tenant_id, f"{field}.tenant_id")
                 if not document.text.strip() or len(document.text) > MAX_TEXT:
                     raise BadField(f"{field}.text", f"is required, at most {MAX_TEXT} characters")
-                if document.version <= 0:
-                    raise BadField(f"{field}.version", "must be positive")
+                if not 0 < document.version <= MAX_VERSION:
+                    raise BadField(f"{field}.version", f"must be between 1 and {MAX_VERSION}")
         except BadField as error:
             await _abort(context, error)
         if not documents:
@@ -173,8 +176,14 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
     async def GetStats(
         self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetStatsResponse:
+        try:
+            tenant = _tenant(request.tenant_id) if request.tenant_id else ""
+        except BadField as error:
+            await _abort(context, error)
         points = await self._run(self._index.count)
+        tenant_points = await self._run(self._index.count, tenant) if tenant else 0
         return pb.GetStatsResponse(
+            tenant_points=tenant_points,
             points=points,
             model=self._embedder.model_name,
             backend=self._index.backend,

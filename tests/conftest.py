@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from tests.support.otlp import OtlpCollector
-from tests.support.servers import TEST_JWT_SECRET, ServerProcess, database_url, start_server
+from tests.support.servers import (
+    TEST_JWT_SECRET,
+    TEST_RETRIEVAL_SECRET,
+    ServerProcess,
+    database_url,
+    start_server,
+)
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -22,6 +28,7 @@ def memory_env(db_url: str, **extra: str) -> dict[str, str]:
         "MEMORY_JWT_SECRET": TEST_JWT_SECRET,
         "MEMORY_DEV_MODE": "0",
         "MEMORY_RETRIEVAL_ADDRESS": "none",
+        "RETRIEVAL_SHARED_SECRET": TEST_RETRIEVAL_SECRET,
         **extra,
     }
 
@@ -59,6 +66,7 @@ def retrieval_env(workdir: Path, listen: str = "127.0.0.1:0", **extra: str) -> d
         "RETRIEVAL_LISTEN": listen,
         "RETRIEVAL_DATA_DIR": str(workdir / "retrieval"),
         "HF_HUB_OFFLINE": "1",
+        "RETRIEVAL_SHARED_SECRET": TEST_RETRIEVAL_SECRET,
         **extra,
     }
 
@@ -102,6 +110,7 @@ def recall_server(
             MEMORY_RETRIEVAL_ADDRESS=retrieval_server.address,
             MEMORY_RECALL_TIMEOUT_MS="3000",
             MEMORY_OUTBOX_POLL_SECONDS="0.05",
+            MEMORY_INDEX_CHECK_SECONDS="0.5",
             **otlp.env(),
         )
         server = start_server("memory_service", env, workdir)

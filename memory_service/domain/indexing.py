@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from memory_service.domain import rules
 from memory_service.domain.model import Memory, RevisionStatus
+from memory_service.domain.ports import UnitOfWork
+
+EXPECTED_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -53,3 +57,24 @@ class IndexUnavailable(Exception):
     """The index as a whole could not be reached (down, restarting, hung): nothing is wrong
     with the items themselves, so the drain waits for the index rather than each item backing
     off on its own."""
+
+
+def missing_from_index(uow: UnitOfWork, count_points: Callable[[], int], now: datetime) -> int:
+    """How many memories that should be searchable now the index lacks, beyond those whose own
+    change is still on its way (the outbox); 0 when the index is complete.
+
+    `count_points` reads the tenant's point count from the index. It is called after the
+    records are read: a change delivered in between is then in the count, never missing from
+    both. Wiped, restored from an old snapshot, or a fresh Qdrant node: the count falls short
+    and no queued change explains it.
+    """
+    live = uow.memories.live_ids()
+    on_the_way, _ = uow.outbox.pending(now)
+    indexed = count_points()
+    if indexed >= len(live):
+        return 0  # the common case costs two queries and one count
+    expected = 0
+    for start in range(0, len(live), EXPECTED_CHUNK):
+        memories = uow.memories.get_many(live[start : start + EXPECTED_CHUNK])
+        expected += sum(1 for m in memories.values() if index_document(m, now) is not None)
+    return max(0, expected - on_the_way - indexed)

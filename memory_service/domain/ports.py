@@ -3,6 +3,7 @@ is made) and a scanner for secret key formats."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Collection, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -173,8 +174,26 @@ class ImportRepository(Protocol):
         """The user's archives still waiting for the background parser."""
 
 
+class OutboxKind(enum.StrEnum):
+    """What an outbox row asks of the index."""
+
+    MEMORY = "memory"  # memory X changed: send its current state
+    REBUILD = "rebuild"  # remove the tenant's every point, then refill it from the records
+    RESYNC = "resync"  # refill the tenant from the records (points went missing)
+    REFILL = "refill"  # one memory of a rebuild or resync: sent like MEMORY
+
+
+TENANT_KINDS = (OutboxKind.REBUILD, OutboxKind.RESYNC)
+
+
 class OutboxRepository(Protocol):
     def enqueue(self, memory_id: str, due_time: datetime, now: datetime) -> None: ...
+    def enqueue_tenant(self, kind: OutboxKind, now: datetime) -> None:
+        """A REBUILD or RESYNC of this tenant, due now."""
+
+    def pending(self, now: datetime) -> tuple[int, bool]:
+        """Memories whose own change awaits its index write (due or being retried), and whether
+        a rebuild or resync of the tenant is queued or still refilling."""
 
 
 @dataclass(frozen=True)
@@ -185,6 +204,7 @@ class OutboxItem:
     due_time: datetime
     create_time: datetime
     attempts: int
+    kind: OutboxKind = OutboxKind.MEMORY
 
 
 class OutboxStore(Protocol):
@@ -196,6 +216,10 @@ class OutboxStore(Protocol):
         """Leases due items; several workers never get the same item while a lease holds."""
 
     def complete(self, owner: str, ids: list[int]) -> None: ...
+    def expand(self, owner: str, item: OutboxItem, memory_ids: list[str], now: datetime) -> bool:
+        """In one transaction: a REFILL row per memory id, and the tenant item completed.
+        False (and nothing written) when the item's lease was lost to another worker."""
+
     def retry(self, owner: str, items: list[OutboxItem], error: str, now: datetime) -> None:
         """The items failed: each is due again after its own growing backoff."""
 

@@ -38,7 +38,7 @@ from memory_service.domain.model import (
     TurnStatus,
     new_id,
 )
-from memory_service.domain.ports import MemoryQuery, UnitOfWork
+from memory_service.domain.ports import MemoryQuery, OutboxKind, UnitOfWork
 from memory_service.domain.secrets import SecretDetector
 
 # Whole-string patterns, used with `fullmatch` only (see rules.py).
@@ -531,12 +531,15 @@ class MemoryUseCases:
         )
 
     def reindex(self, uow: UnitOfWork, identity: Identity, now: datetime) -> int:
-        """Queues every live memory of the tenant; the drain rebuilds the index from SQL."""
+        """Queues a rebuild: the drain removes the tenant's points, then refills them from SQL.
+
+        The wipe is queued work in this transaction, not a call made before it: a retried
+        request (same request id) queues nothing twice and never leaves an emptied index with
+        nothing to refill it. Returns how many live memories the refill will send.
+        """
         require_admin(identity)
-        ids = uow.memories.live_ids()
-        for memory_id in ids:
-            uow.outbox.enqueue(memory_id, now, now)
-        return len(ids)
+        uow.outbox.enqueue_tenant(OutboxKind.REBUILD, now)
+        return len(uow.memories.live_ids())
 
     # --- helpers -----------------------------------------------------------------------------
 

@@ -174,10 +174,11 @@ class OutboxRow(Base):
         BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
     )
     tenant_id: Mapped[str] = mapped_column(NAME)
-    memory_id: Mapped[str] = mapped_column(ID)
+    memory_id: Mapped[str] = mapped_column(ID)  # empty for a whole-tenant rebuild or resync
     due_time: Mapped[datetime] = mapped_column(UtcDateTime)
     create_time: Mapped[datetime] = mapped_column(UtcDateTime)
     attempts: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16), server_default="memory")
     lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
     lease_until: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)

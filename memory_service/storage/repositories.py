@@ -39,6 +39,7 @@ from memory_service.domain.model import (
 from memory_service.domain.ports import (
     MemoryQuery,
     OutboxItem,
+    OutboxKind,
     StoredResponse,
     Visibility,
     chunks,
@@ -577,8 +578,35 @@ class SqlOutboxRepository(TenantScoped):
                 due_time=due_time,
                 create_time=now,
                 attempts=0,
+                kind=OutboxKind.MEMORY.value,
             )
         )
+
+    def enqueue_tenant(self, kind: OutboxKind, now: datetime) -> None:
+        self._session.add(
+            OutboxRow(
+                tenant_id=self._tenant_id,
+                memory_id="",
+                due_time=now,
+                create_time=now,
+                attempts=0,
+                kind=kind.value,
+            )
+        )
+
+    def pending(self, now: datetime) -> tuple[int, bool]:
+        mine = OutboxRow.tenant_id == self._tenant_id
+        changes = self._session.scalar(
+            select(func.count(func.distinct(OutboxRow.memory_id))).where(
+                mine,
+                OutboxRow.kind == OutboxKind.MEMORY.value,
+                or_(OutboxRow.due_time <= now, OutboxRow.attempts > 0),
+            )
+        )
+        tenant_work = self._session.scalar(
+            select(OutboxRow.id).where(mine, OutboxRow.kind != OutboxKind.MEMORY.value).limit(1)
+        )
+        return int(changes or 0), tenant_work is not None
 
 
 class SqlOutboxStore:
@@ -620,9 +648,30 @@ class SqlOutboxStore:
                     row.due_time,
                     row.create_time,
                     row.attempts,
+                    OutboxKind(row.kind),
                 )
                 for row in rows
             ]
+
+    def expand(self, owner: str, item: OutboxItem, memory_ids: list[str], now: datetime) -> bool:
+        with self._sessions() as session:
+            done = session.execute(
+                delete(OutboxRow).where(OutboxRow.id == item.id, OutboxRow.lease_owner == owner)
+            )
+            if not done.rowcount:  # type: ignore[attr-defined]
+                return False
+            session.add_all(
+                OutboxRow(
+                    tenant_id=item.tenant_id,
+                    memory_id=memory_id,
+                    due_time=now,
+                    create_time=now,
+                    attempts=0,
+                    kind=OutboxKind.REFILL.value,
+                )
+                for memory_id in memory_ids
+            )
+            return True
 
     def complete(self, owner: str, ids: list[int]) -> None:
         with self._sessions() as session:

@@ -16,6 +16,7 @@ from memory_service.domain.model import Identity
 from memory_service.domain.ports import UnitOfWork, Visibility
 from memory_service.domain.recall import RecallResult, RecallUseCases, ScopeHint
 from memory_service.transport import convert
+from memory_service.transport.index_watch import IndexWatch
 from memory_service.transport.retrieval_client import RetrievalClient, SearchUnavailable
 
 CANDIDATE_OVERFETCH = 3
@@ -65,10 +66,12 @@ class Recaller:
         recall: RecallUseCases,
         search: RetrievalClient | None,
         margin: ReplyMargin | None = None,
+        watch: IndexWatch | None = None,
     ) -> None:
         self.recall = recall
         self.search = search
         self.margin = margin or ReplyMargin()
+        self.watch = watch
 
     def run(
         self,
@@ -90,6 +93,9 @@ class Recaller:
         try:
             if self.search is None:
                 raise SearchUnavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
+            incomplete = self.watch.incomplete(identity.tenant_id) if self.watch else None
+            if incomplete is not None:
+                raise SearchUnavailable(incomplete)
             candidates = self.search.search(
                 identity.tenant_id,
                 query,

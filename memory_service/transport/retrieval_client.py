@@ -12,6 +12,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import grpc
 from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
@@ -22,6 +23,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from memory_service.domain.indexing import IndexDocument, IndexUnavailable
 from memory_service.domain.recall import Candidate
+from retrieval_service.auth import call_metadata
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,8 @@ UNREACHABLE = frozenset(
         grpc.StatusCode.UNAUTHENTICATED,
     }
 )
+INDEX_WRITE_TIMEOUT = 30.0
+STATS_TIMEOUT = 5.0
 
 
 class SearchUnavailable(Exception):
@@ -142,10 +146,22 @@ class CircuitBreaker:
                 self._opened_at = self._clock() - self._reset
 
 
+class _SharedSecret(grpc.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
+    """Sends the sidecar's shared secret with every call (see `retrieval_service.auth`)."""
+
+    def __init__(self, secret: str) -> None:
+        self._metadata = call_metadata(secret)
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        metadata = [*(details.metadata or ()), *self._metadata]
+        return continuation(details._replace(metadata=metadata), request)
+
+
 class RetrievalClient:
     def __init__(
         self,
         address: str,
+        secret: str,
         search_timeout: float,
         breaker: CircuitBreaker,
         tracer_provider: TracerProvider | None = None,
@@ -158,7 +174,8 @@ class RetrievalClient:
         channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
         self._raw_channel = channel
         self._channel = grpcext.intercept_channel(
-            channel, client_interceptor(tracer_provider=tracer_provider)
+            grpc.intercept_channel(channel, _SharedSecret(secret)),
+            client_interceptor(tracer_provider=tracer_provider),
         )
         self._stub = pb_grpc.RetrievalServiceStub(self._channel)
         self._on_serving: list[Callable[[], None]] = []
@@ -289,11 +306,17 @@ class RetrievalClient:
             request = pb.DeleteDocumentsRequest(tenant_id=tenant_id, ids=list(memory_ids))
             self._write(self._stub.DeleteDocuments, request, deadline)
 
-    def delete_tenant(self, tenant_id: str) -> None:
-        self._stub.DeleteDocuments(
+    def delete_tenant(self, tenant_id: str, deadline: float | None = None) -> None:
+        self._write(
+            self._stub.DeleteDocuments,
             pb.DeleteDocumentsRequest(tenant_id=tenant_id, all_of_tenant=True),
-            timeout=self._write_timeout,
+            deadline,
         )
+
+    def tenant_points(self, tenant_id: str) -> int:
+        """How many documents of the tenant the index holds (for the completeness check)."""
+        reply = self._stub.GetStats(pb.GetStatsRequest(tenant_id=tenant_id), timeout=STATS_TIMEOUT)
+        return int(reply.tenant_points)
 
     def close(self) -> None:
         self._closed.set()

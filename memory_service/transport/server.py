@@ -56,6 +56,7 @@ from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.context_servicer import ContextServicer
 from memory_service.transport.edge import DecodeInterceptor
 from memory_service.transport.import_servicer import ImportServicer
+from memory_service.transport.index_watch import IndexWatch
 from memory_service.transport.recall import Recaller, ReplyMargin
 from memory_service.transport.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.transport.runner import Transactions
@@ -84,6 +85,7 @@ class RunningServer:
     search: RetrievalClient | None
     worker: OutboxWorker | None
     imports: ImportRunner
+    watch: IndexWatch | None = None
 
     def stop(self, grace: float) -> None:
         """Report NOT_SERVING first so balancers drain us, then finish in-flight calls."""
@@ -92,6 +94,8 @@ class RunningServer:
         self.imports.stop()
         if self.worker is not None:
             self.worker.stop()
+        if self.watch is not None:
+            self.watch.close()
         if self.search is not None:
             self.search.close()
         self.engine.dispose()
@@ -140,6 +144,7 @@ def build_server(
     if settings.retrieval_address:
         search = RetrievalClient(
             settings.retrieval_address,
+            settings.retrieval_secret,
             settings.recall_timeout_seconds,
             CircuitBreaker(
                 min_calls=settings.breaker_min_calls,
@@ -154,7 +159,17 @@ def build_server(
                 units.outbox_store(), units, search, poll_seconds=settings.outbox_poll_seconds
             )
             search.on_serving(worker.wake)
-    recaller = Recaller(RecallUseCases(policy), search, ReplyMargin(settings.recall_margin_seconds))
+    watch = None
+    if search is not None:
+        watch = IndexWatch(
+            search,
+            units,
+            settings.index_check_seconds,
+            on_queued=worker.wake if worker is not None else lambda: None,
+        )
+    recaller = Recaller(
+        RecallUseCases(policy), search, ReplyMargin(settings.recall_margin_seconds), watch
+    )
     secrets = SecretDetector(DetectSecretsScanner())  # one secret rule for every write path
     memory_use_cases = MemoryUseCases(
         policy,

@@ -368,10 +368,6 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         require_admin(identity)
         if self.search is None:
             raise Unavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
-        try:
-            self.search.delete_tenant(identity.tenant_id)
-        except grpc.RpcError as error:
-            raise Unavailable("the search sidecar did not answer; try again") from error
 
         def work(uow: UnitOfWork) -> service_pb.ReindexMemoriesResponse:
             queued = self.memories.reindex(uow, identity, utcnow())

@@ -1,7 +1,8 @@
 """Drains the transactional outbox into the search index, with retries and backoff.
 
 Each item only says "memory X changed"; the worker reads the memory's current state from SQL
-and sends that, so repeated, reordered or late items converge on the records (I10).
+and sends that, so repeated, reordered or late items converge on the records (I10). A tenant
+item (rebuild or resync) turns into one refill item per live memory.
 
 Two kinds of failure back off differently. When the index is unreachable (the sidecar is down,
 restarting or hung) nothing is wrong with the items: their leases are released untouched and the
@@ -25,7 +26,13 @@ from opentelemetry.metrics import CallbackOptions, Observation
 
 from memory_service.domain.indexing import IndexDocument, IndexUnavailable, index_document
 from memory_service.domain.model import utcnow
-from memory_service.domain.ports import OutboxItem, OutboxStore, UnitOfWorkFactory
+from memory_service.domain.ports import (
+    TENANT_KINDS,
+    OutboxItem,
+    OutboxKind,
+    OutboxStore,
+    UnitOfWorkFactory,
+)
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("memory_service.outbox")
@@ -56,6 +63,7 @@ class IndexSink(Protocol):
     def delete(
         self, tenant_id: str, memory_ids: Sequence[str], deadline: float | None = None
     ) -> None: ...
+    def delete_tenant(self, tenant_id: str, deadline: float | None = None) -> None: ...
 
 
 class OutboxWorker:
@@ -132,10 +140,16 @@ class OutboxWorker:
 
     def drain_once(self) -> int:
         started = time.monotonic()
-        items = self._store.claim(self._owner, self._claim, utcnow(), self._lease)
-        if not items:
+        claimed = self._store.claim(self._owner, self._claim, utcnow(), self._lease)
+        if not claimed:
             return 0
         deadline = started + self._lease - LEASE_MARGIN
+        items = [item for item in claimed if item.kind not in TENANT_KINDS]
+        for item in claimed:
+            if item.kind in TENANT_KINDS:
+                self._refill_tenant(item, deadline)
+        if not items:
+            return len(claimed)
         with tracer.start_as_current_span("outbox.drain") as span:
             span.set_attribute("crmmem.outbox.items", len(items))
             by_tenant: dict[str, list[OutboxItem]] = defaultdict(list)
@@ -175,7 +189,32 @@ class OutboxWorker:
             for lag in lags:
                 lag_histogram.record(lag)
             span.set_attribute("crmmem.outbox.lag_seconds", max(lags))
-            return len(items)
+            return len(claimed)
+
+    def _refill_tenant(self, item: OutboxItem, deadline: float) -> None:
+        """A rebuild wipes the tenant's points first; both then queue every live memory, and
+        the item is completed in the same transaction that queues them. A failure anywhere
+        leaves the item to be retried whole: wiping twice is harmless, refilling is idempotent."""
+        with tracer.start_as_current_span("outbox.refill") as span:
+            span.set_attribute("crmmem.outbox.kind", item.kind.value)
+            try:
+                if item.kind is OutboxKind.REBUILD:
+                    self._sink.delete_tenant(item.tenant_id, deadline)
+                with self._units(item.tenant_id, write=False) as uow:
+                    ids = uow.memories.live_ids()
+                if self._store.expand(self._owner, item, ids, utcnow()):
+                    log.info(
+                        "%s of tenant %s queued %d memories", item.kind, item.tenant_id, len(ids)
+                    )
+            except IndexUnavailable as error:  # nothing wrong with the item: hand it back
+                span.record_exception(error)
+                self._store.release(self._owner, [item.id], str(error))
+            except Exception as error:
+                span.record_exception(error)
+                log.warning(
+                    "%s of tenant %s failed, will retry: %s", item.kind, item.tenant_id, error
+                )
+                self._store.retry(self._owner, [item], str(error), utcnow())
 
     def _sync_tenant(
         self, tenant_id: str, items: list[OutboxItem], deadline: float

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 PAYLOAD_FIELDS = ("tenant_id", "version", "revision_number", "scope_type", "scope_id")
+HIT_FIELDS = ["memory_id", "version", "revision_number"]
+# Point ids are UUIDv5 names in this namespace over the tenant and the memory id.
+POINT_NAMESPACE = uuid.UUID("6f1c2a4e-3b7d-5e8f-9a0b-1c2d3e4f5a6b")
 
 
 @dataclass(frozen=True)
@@ -56,14 +59,24 @@ class VectorIndex(Protocol):
     def search(
         self, tenant_id: str, vector: list[float], limit: int, scopes: Sequence[ScopeSelector]
     ) -> list[Hit]: ...
-    def count(self) -> int: ...
+    def count(self, tenant_id: str = "") -> int:
+        """Points in the index, or of one tenant."""
+
     def close(self) -> None: ...
 
 
-def point_id(memory_id: str) -> str:
-    """Memory ids are 32 hex characters, which is exactly a UUID: the point id is the memory id."""
-    return str(uuid.UUID(hex=memory_id))
+def point_id(tenant_id: str, memory_id: str) -> str:
+    """Scoped by tenant: a document sent under another tenant lands on a point of its own and
+    can neither move nor shadow this one, whatever memory id it claims."""
+    return str(uuid.uuid5(POINT_NAMESPACE, f"{tenant_id}\x00{memory_id}"))
 
 
-def memory_id(point: object) -> str:
-    return uuid.UUID(str(point)).hex
+def hit(score: float, payload: dict[str, object] | None) -> Hit:
+    """The memory id comes from the payload: point ids are one-way."""
+    fields = payload or {}
+    return Hit(
+        str(fields.get("memory_id", "")),
+        float(score),
+        int(str(fields.get("version", 0))),
+        int(str(fields.get("revision_number", 0))),
+    )

@@ -9,7 +9,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from retrieval_service.index import Hit, IndexPoint, ScopeSelector, memory_id, point_id
+from retrieval_service.index import HIT_FIELDS, Hit, IndexPoint, ScopeSelector, hit, point_id
 
 
 class EdgeIndex:
@@ -44,20 +44,30 @@ class EdgeIndex:
     def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
         with self._lock:
             stored = {
-                memory_id(record.id): int((record.payload or {}).get("version", 0))
+                str(record.id): int((record.payload or {}).get("version", 0))
                 for record in self._shard.retrieve(
-                    [point_id(p.id) for p in points], with_payload=["version"], with_vector=False
+                    [point_id(p.tenant_id, p.id) for p in points],
+                    with_payload=["version"],
+                    with_vector=False,
                 )
             }
-            fresh = [p for p in points if stored.get(p.id, -1) < p.version]
+            fresh = [p for p in points if stored.get(point_id(p.tenant_id, p.id), -1) < p.version]
             for point in fresh:
-                newer_than_stored = qe.Filter(
-                    must=[qe.FieldCondition(key="version", range=qe.RangeFloat(lt=point.version))]
+                # The same tenant and an older version, checked by the engine at write time.
+                guard = qe.Filter(
+                    must=[
+                        _match("tenant_id", point.tenant_id),
+                        qe.FieldCondition(key="version", range=qe.RangeFloat(lt=point.version)),
+                    ]
                 )
                 self._shard.update(
                     qe.UpdateOperation.upsert_points(
-                        [qe.Point(point_id(point.id), point.vector, point.payload())],
-                        condition=newer_than_stored,
+                        [
+                            qe.Point(
+                                point_id(point.tenant_id, point.id), point.vector, point.payload()
+                            )
+                        ],
+                        condition=guard,
                     )
                 )
             return len(fresh), len(points) - len(fresh)
@@ -71,7 +81,7 @@ class EdgeIndex:
                     qe.Filter(
                         must=[
                             _match("tenant_id", tenant_id),
-                            qe.HasIdCondition({point_id(i) for i in ids}),
+                            qe.HasIdCondition({point_id(tenant_id, i) for i in ids}),
                         ]
                     )
                 )
@@ -96,22 +106,20 @@ class EdgeIndex:
                 query=qe.Query.Nearest(vector),
                 limit=limit,
                 filter=qe.Filter(must=must),
-                with_payload=["version", "revision_number"],
+                with_payload=HIT_FIELDS,
                 with_vector=False,
             )
         )
-        return [
-            Hit(
-                memory_id(hit.id),
-                float(hit.score),
-                int((hit.payload or {}).get("version", 0)),
-                int((hit.payload or {}).get("revision_number", 0)),
-            )
-            for hit in hits
-        ]
+        return [hit(float(found.score), found.payload) for found in hits]
 
-    def count(self) -> int:
-        return int(self._shard.info().points_count)
+    def count(self, tenant_id: str = "") -> int:
+        if not tenant_id:
+            return int(self._shard.info().points_count)
+        return int(
+            self._shard.count(
+                qe.CountRequest(filter=qe.Filter(must=[_match("tenant_id", tenant_id)]), exact=True)
+            )
+        )
 
     def close(self) -> None:
         with self._lock:

@@ -8,7 +8,7 @@ from typing import Any
 
 from qdrant_client import QdrantClient, models
 
-from retrieval_service.index import Hit, IndexPoint, ScopeSelector, memory_id, point_id
+from retrieval_service.index import HIT_FIELDS, Hit, IndexPoint, ScopeSelector, hit, point_id
 
 
 class QdrantClientIndex:
@@ -51,24 +51,33 @@ class QdrantClientIndex:
         api_key: str = "",
         shards: int = 1,
         replication_factor: int = 1,
+        https: bool = False,
     ) -> QdrantClientIndex:
-        """Shards and replication apply when the collection is created (cluster mode)."""
-        client = QdrantClient(url=url, api_key=api_key or None, prefer_grpc=True, timeout=10)
+        """Shards and replication apply when the collection is created (cluster mode). The API
+        key authenticates every call; `https` (or an https URL) encrypts them."""
+        client = QdrantClient(
+            url=url,
+            api_key=api_key or None,
+            https=https or url.startswith("https://"),
+            prefer_grpc=True,
+            timeout=10,
+        )
         return cls(client, collection, dimensions, "qdrant-server", shards, replication_factor)
 
     def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
         stored = {
-            memory_id(record.id): int((record.payload or {}).get("version", 0))
+            str(record.id): int((record.payload or {}).get("version", 0))
             for record in self._client.retrieve(
                 self._collection,
-                [point_id(p.id) for p in points],
+                [point_id(p.tenant_id, p.id) for p in points],
                 with_payload=["version"],
                 with_vectors=False,
             )
         }
-        fresh = [p for p in points if stored.get(p.id, -1) < p.version]
+        fresh = [p for p in points if stored.get(point_id(p.tenant_id, p.id), -1) < p.version]
         if fresh:
-            # One conditional upsert per point: a concurrent writer with a newer version wins.
+            # One conditional upsert per point: a concurrent writer with a newer version wins,
+            # and a point of another tenant is never written over.
             self._client.batch_update_points(
                 self._collection,
                 [
@@ -76,14 +85,17 @@ class QdrantClientIndex:
                         upsert=models.PointsList(
                             points=[
                                 models.PointStruct(
-                                    id=point_id(p.id), vector=p.vector, payload=p.payload()
+                                    id=point_id(p.tenant_id, p.id),
+                                    vector=p.vector,
+                                    payload=p.payload(),
                                 )
                             ],
                             update_filter=models.Filter(
                                 must=[
+                                    _match("tenant_id", p.tenant_id),
                                     models.FieldCondition(
                                         key="version", range=models.Range(lt=p.version)
-                                    )
+                                    ),
                                 ]
                             ),
                         )
@@ -100,7 +112,7 @@ class QdrantClientIndex:
                 models.Filter(
                     must=[
                         _match("tenant_id", tenant_id),
-                        models.HasIdCondition(has_id=[point_id(i) for i in ids]),
+                        models.HasIdCondition(has_id=[point_id(tenant_id, i) for i in ids]),
                     ]
                 ),
             )
@@ -119,20 +131,13 @@ class QdrantClientIndex:
             query=vector,
             query_filter=models.Filter(must=must),
             limit=limit,
-            with_payload=["version", "revision_number"],
+            with_payload=HIT_FIELDS,
         )
-        return [
-            Hit(
-                memory_id(point.id),
-                float(point.score),
-                int((point.payload or {}).get("version", 0)),
-                int((point.payload or {}).get("revision_number", 0)),
-            )
-            for point in response.points
-        ]
+        return [hit(float(point.score), point.payload) for point in response.points]
 
-    def count(self) -> int:
-        return int(self._client.count(self._collection, exact=True).count)
+    def count(self, tenant_id: str = "") -> int:
+        only = models.Filter(must=[_match("tenant_id", tenant_id)]) if tenant_id else None
+        return int(self._client.count(self._collection, count_filter=only, exact=True).count)
 
     def close(self) -> None:
         self._client.close()

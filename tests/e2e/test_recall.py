@@ -24,7 +24,13 @@ from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
 from tests.conftest import memory_env, start_retrieval
 from tests.e2e.helpers import correct, create_pref, delete
 from tests.support.otlp import OtlpCollector
-from tests.support.servers import Client, ServerProcess, database_url, start_server
+from tests.support.servers import (
+    Client,
+    ServerProcess,
+    database_url,
+    sidecar_stub,
+    start_server,
+)
 
 DROPPED = memory_service_pb2.DropReason
 
@@ -59,7 +65,7 @@ def until_recalled(client: Client, query: str, value: str) -> None:
 
 
 def sidecar(address: str) -> rpb_grpc.RetrievalServiceStub:
-    return rpb_grpc.RetrievalServiceStub(grpc.insecure_channel(address))
+    return sidecar_stub(address)
 
 
 def inject(address: str, tenant: str, documents: list[tuple[memory_pb2.Memory, str]]) -> None:

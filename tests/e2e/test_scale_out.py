@@ -12,13 +12,11 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import grpc
 from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
-from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
 
 from tests.conftest import memory_env, start_retrieval
 from tests.e2e.helpers import create_pref
-from tests.support.servers import database_url, start_server
+from tests.support.servers import database_url, sidecar_stub, start_server
 
 MEMORIES_PER_REPLICA = 40
 
@@ -55,7 +53,7 @@ def test_two_replicas_drain_one_outbox_without_losing_or_doubling(tmp_path: Path
                     ]
                     for job in jobs:
                         job.result()
-                stats = rpb_grpc.RetrievalServiceStub(grpc.insecure_channel(sidecar.address))
+                stats = sidecar_stub(sidecar.address)
                 expected = 2 * MEMORIES_PER_REPLICA
                 deadline = time.monotonic() + 60
                 reply = stats.GetStats(rpb.GetStatsRequest())

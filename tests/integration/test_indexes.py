@@ -75,3 +75,26 @@ def test_the_embedded_engine_keeps_points_across_restarts(tmp_path: Path) -> Non
     assert reopened.count() == 20
     assert reopened.search("t1", vector(7), 1, [])[0].id == f"{7:032x}"
     reopened.close()
+
+
+def test_a_memory_id_sent_under_another_tenant_neither_moves_nor_shadows_the_point(
+    index: VectorIndex,
+) -> None:
+    """Point ids are scoped by tenant: the same memory id under t2, even at a far higher
+    version, is a separate point. t1 keeps its point, its version, and its corrections.
+    Fails on the previous main, where the point id was the memory id alone."""
+    index.upsert([point(1, "t1", version=3)])
+    assert index.upsert([point(1, "t2", version=1_000_000)]) == (1, 0)
+    [kept] = index.search("t1", vector(1), 10, [])
+    assert (kept.id, kept.version) == (f"{1:032x}", 3)
+    assert index.upsert([point(1, "t1", version=4)]) == (1, 0)  # the real correction lands
+    assert [h.version for h in index.search("t1", vector(1), 10, [])] == [4]
+    index.delete_tenant("t2")
+    assert index.count("t1") == 1
+    index.delete("t2", [f"{1:032x}"])  # t2's delete of the same id leaves t1's point
+    assert index.count("t1") == 1
+
+
+def test_counts_points_per_tenant(index: VectorIndex) -> None:
+    index.upsert([point(n, "t1" if n < 5 else "t2") for n in range(8)])
+    assert (index.count(), index.count("t1"), index.count("t2"), index.count("t3")) == (8, 5, 3, 0)

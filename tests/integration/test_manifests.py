@@ -92,3 +92,42 @@ def test_production_runs_a_replicated_qdrant_cluster_and_external_postgres() -> 
 def test_dev_runs_postgres_in_the_cluster() -> None:
     docs = render("dev")
     assert find(docs, "StatefulSet", "postgres")["spec"]["replicas"] == 1
+
+
+def unhashed(name: str) -> str:
+    """A generated Secret's name without the content hash kustomize appends."""
+    return re.sub(r"-[a-z0-9]{10}$", "", name)
+
+
+@pytest.mark.parametrize("overlay", ["dev", "production"])
+def test_the_sidecar_and_qdrant_need_their_secrets(overlay: str) -> None:
+    """Both containers read the sidecar's shared secret from one mounted Secret; the sidecar and
+    Qdrant share the API key; the NetworkPolicy still confines Qdrant to the memory pods."""
+    docs = render(overlay)
+    pod = find(docs, "Deployment", "memory-service")["spec"]["template"]["spec"]
+    [sidecar] = pod["initContainers"]
+    [memory] = pod["containers"]
+    config = next(d for d in docs if d["kind"] == "ConfigMap")["data"]
+    secret_file = Path(config["RETRIEVAL_SHARED_SECRET_FILE"])
+    [volume] = [v for v in pod["volumes"] if "secret" in v]
+    assert unhashed(volume["secret"]["secretName"]) == "retrieval-shared-secret"
+    assert secret_file.name == "secret"
+    for container in (memory, sidecar):
+        mounts = {m["name"]: m for m in container["volumeMounts"]}
+        assert mounts[volume["name"]]["mountPath"] == str(secret_file.parent)
+        assert mounts[volume["name"]]["readOnly"] is True
+        assert "RETRIEVAL_SHARED_SECRET" not in {e["name"] for e in container.get("env", [])}
+    keys = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in sidecar["env"] if "valueFrom" in e}
+    assert unhashed(keys["QDRANT_API_KEY"]["name"]) == "qdrant-api-key"
+    assert keys["QDRANT_API_KEY"]["key"] == "api-key"
+    qdrant = find(docs, "StatefulSet", "qdrant")["spec"]["template"]["spec"]["containers"][0]
+    server_keys = {e["name"]: e.get("valueFrom", {}) for e in qdrant["env"]}
+    assert server_keys["QDRANT__SERVICE__API_KEY"]["secretKeyRef"] == keys["QDRANT_API_KEY"]
+    assert config["QDRANT_HTTPS"] in ("0", "1")
+    policy = find(docs, "NetworkPolicy", "qdrant")["spec"]
+    assert policy["ingress"][0]["from"][0]["podSelector"]["matchLabels"] == {
+        "app.kubernetes.io/name": "memory-service"
+    }
+    secrets = {unhashed(d["metadata"]["name"]) for d in docs if d["kind"] == "Secret"}
+    if overlay == "dev":
+        assert {"retrieval-shared-secret", "qdrant-api-key"} <= secrets

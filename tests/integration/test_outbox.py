@@ -6,6 +6,7 @@ import threading
 from datetime import timedelta
 
 from memory_service.domain.model import utcnow
+from memory_service.domain.ports import OutboxKind
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 
 
@@ -74,3 +75,35 @@ def test_released_items_are_due_again_at_once_and_untouched(units: SqlUnitOfWork
     again = store.claim("c", 10, now, 30)
     assert {i.id for i in again} == {second.id, third.id}
     assert all(i.attempts == 0 for i in again)
+
+
+def test_a_tenant_item_turns_into_refills_and_completes_in_the_same_transaction(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    """A rebuild is queued work: claimed, it becomes one refill per memory and is gone at once;
+    a worker whose lease was lost writes nothing."""
+    now = utcnow()
+    with units("t1", write=True) as uow:
+        uow.outbox.enqueue_tenant(OutboxKind.REBUILD, now)
+        uow.outbox.enqueue(f"{9:032x}", now, now)
+        uow.commit()
+    with units("t1", write=False) as uow:
+        assert uow.outbox.pending(now) == (1, True)
+    with units("t2", write=False) as uow:
+        assert uow.outbox.pending(now) == (0, False)
+    store = units.outbox_store()
+    rebuild, change = store.claim("a", 10, now, 30)
+    assert (rebuild.kind, change.kind) == (OutboxKind.REBUILD, OutboxKind.MEMORY)
+    assert not store.expand("b", rebuild, [f"{1:032x}"], now)  # not b's lease
+    assert store.expand("a", rebuild, [f"{n:032x}" for n in range(3)], now)
+    assert not store.expand("a", rebuild, [f"{n:032x}" for n in range(3)], now)  # done once
+    refills = store.claim("c", 10, now, 30)
+    assert sorted((i.kind, i.memory_id) for i in refills) == [
+        (OutboxKind.REFILL, f"{n:032x}") for n in range(3)
+    ]
+    with units("t1", write=False) as uow:
+        assert uow.outbox.pending(now) == (1, True)  # refilling is tenant work, not a change
+    store.complete("c", [i.id for i in refills])
+    store.complete("a", [change.id])
+    with units("t1", write=False) as uow:
+        assert uow.outbox.pending(now) == (0, False)

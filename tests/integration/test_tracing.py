@@ -19,7 +19,7 @@ from opentelemetry.trace import SpanKind
 
 from memory_service.config import Settings
 from memory_service.transport.server import RunningServer, build_server
-from tests.support.servers import TEST_JWT_SECRET, mint_token
+from tests.support.servers import TEST_JWT_SECRET, TEST_RETRIEVAL_SECRET, mint_token
 
 
 @pytest.fixture
@@ -27,6 +27,7 @@ def traced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[RunningServer, InMemorySpanExporter]]:
     monkeypatch.setenv("MEMORY_JWT_SECRET", TEST_JWT_SECRET)
+    monkeypatch.setenv("RETRIEVAL_SHARED_SECRET", TEST_RETRIEVAL_SECRET)
     settings = replace(
         Settings.from_env(),
         database_url=f"sqlite:///{tmp_path / 'm.db'}",

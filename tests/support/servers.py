@@ -24,9 +24,14 @@ from crmmem.memory.v1 import (
     memory_service_pb2_grpc,
     transcript_service_pb2_grpc,
 )
+from crmmem.retrieval.v1 import retrieval_service_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from retrieval_service.auth import METADATA_KEY
+
 TEST_JWT_SECRET = "test-secret-" + "x" * 32
+# What the test sidecars and the memory services wired to them share (retrieval_service.auth).
+TEST_RETRIEVAL_SECRET = "test-retrieval-secret-" + "y" * 32
 JWT_ISSUER = "crmmem"
 JWT_AUDIENCE = "crmmem.memory"
 
@@ -54,15 +59,15 @@ def mint_token(
     return jwt.encode(claims, secret, algorithm="HS256")
 
 
-class _BearerInterceptor(
+class _MetadataInterceptor(
     grpc.UnaryUnaryClientInterceptor,  # type: ignore[misc]
     grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
 ):
-    def __init__(self, token: str) -> None:
-        self._token = token
+    def __init__(self, key: str, value: str) -> None:
+        self._entry = (key, value)
 
     def _with_token(self, details: Any) -> Any:
-        metadata = [*(details.metadata or []), ("authorization", f"Bearer {self._token}")]
+        metadata = [*(details.metadata or []), self._entry]
         return details._replace(metadata=metadata)
 
     def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
@@ -70,6 +75,16 @@ class _BearerInterceptor(
 
     def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
         return continuation(self._with_token(details), request)
+
+
+def sidecar_stub(
+    address: str, secret: str | None = TEST_RETRIEVAL_SECRET
+) -> retrieval_service_pb2_grpc.RetrievalServiceStub:
+    """A direct client of a sidecar, holding the shared secret (or none, for refusal tests)."""
+    channel: grpc.Channel = grpc.insecure_channel(address)
+    if secret is not None:
+        channel = grpc.intercept_channel(channel, _MetadataInterceptor(METADATA_KEY, secret))
+    return retrieval_service_pb2_grpc.RetrievalServiceStub(channel)
 
 
 @dataclass
@@ -108,7 +123,9 @@ class ServerProcess:
         self.channels.append(channel)
         if token is None:
             return channel
-        return grpc.intercept_channel(channel, _BearerInterceptor(token))
+        return grpc.intercept_channel(
+            channel, _MetadataInterceptor("authorization", f"Bearer {token}")
+        )
 
     def client(self, tenant: str, user: str, roles: Sequence[str] = ()) -> Client:
         return Client(self.channel(mint_token(tenant, user, roles)), tenant, user)

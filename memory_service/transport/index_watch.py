@@ -1,0 +1,102 @@
+"""Notices when the search index has lost a tenant's points, so recall answers degraded instead
+of a confident, incomplete list, and queues the tenant's resync.
+
+Wiped by hand, restored from an old snapshot, a new Qdrant node, a collection of a new point-id
+scheme: the sidecar answers quickly and well-formed, just without some memories. The check
+compares the tenant's point count with what the records say should be searchable (less what
+the outbox is still delivering). It runs off the request path, at most once per tenant per
+interval: recall reads the last verdict and never waits for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from memory_service.domain.indexing import missing_from_index
+from memory_service.domain.model import utcnow
+from memory_service.domain.ports import OutboxKind, UnitOfWorkFactory
+from memory_service.transport.retrieval_client import RetrievalClient
+
+log = logging.getLogger(__name__)
+INCOMPLETE = "INDEX_INCOMPLETE"
+RECHECK_INCOMPLETE_SECONDS = 1.0
+
+
+@dataclass
+class _Verdict:
+    reason: str | None  # None: complete (or not checked yet)
+    checked_at: float
+    running: bool = False
+
+
+class IndexWatch:
+    def __init__(
+        self,
+        search: RetrievalClient,
+        units: UnitOfWorkFactory,
+        interval_seconds: float,
+        on_queued: Callable[[], None] = lambda: None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._search = search
+        self._units = units
+        self._interval = interval_seconds
+        self._on_queued = on_queued
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._verdicts: dict[str, _Verdict] = {}
+        self._checks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-watch")
+
+    def incomplete(self, tenant_id: str) -> str | None:
+        """The reason recall must degrade for this tenant, from the last check; starts a new
+        check when that one is older than the interval (sooner while incomplete)."""
+        now = self._clock()
+        with self._lock:
+            verdict = self._verdicts.get(tenant_id)
+            if verdict is None:
+                verdict = self._verdicts[tenant_id] = _Verdict(None, float("-inf"))
+            due = RECHECK_INCOMPLETE_SECONDS if verdict.reason else self._interval
+            if not verdict.running and now - verdict.checked_at >= due:
+                verdict.running = True
+                self._checks.submit(self._check, tenant_id)
+            return verdict.reason
+
+    def _check(self, tenant_id: str) -> None:
+        reason: str | None = None
+        try:
+            reason = self._examine(tenant_id)
+        except Exception as error:  # the sidecar down is the breaker's business, not ours
+            log.debug("index check of tenant %s failed: %s", tenant_id, error)
+        with self._lock:
+            self._verdicts[tenant_id] = _Verdict(reason, self._clock())
+
+    def _examine(self, tenant_id: str) -> str | None:
+        now = utcnow()
+        with self._units(tenant_id, write=False) as uow:
+            missing = missing_from_index(uow, lambda: self._search.tenant_points(tenant_id), now)
+            _, refilling = uow.outbox.pending(now)
+        if missing == 0:
+            return None
+        if not refilling:
+            with self._units(tenant_id, write=True) as uow:
+                if not uow.outbox.pending(now)[1]:
+                    uow.outbox.enqueue_tenant(OutboxKind.RESYNC, now)
+                    uow.commit()
+                    log.warning(
+                        "the search index lacks %d memories of tenant %s; resync queued",
+                        missing,
+                        tenant_id,
+                    )
+            self._on_queued()
+        return (
+            f"{INCOMPLETE}: the search index lacks {missing} of this tenant's memories; "
+            "it is being refilled from the records"
+        )
+
+    def close(self) -> None:
+        self._checks.shutdown(wait=False, cancel_futures=True)
