@@ -16,16 +16,14 @@ import threading
 import time
 from pathlib import Path
 
-import grpc
 from crmmem.memory.v1 import memory_pb2 as pb
 from crmmem.memory.v1 import memory_service_pb2 as svc
 from crmmem.memory.v1 import transcript_service_pb2 as tr
 from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
-from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
 
 from bench.common import emit, start_memory_service, summary_ms
 from bench.recall_bench import QUERIES, memory_text, start_sidecar
-from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess
+from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess, sidecar_stub
 
 
 def create(client: Client, key: str, text: str) -> None:
@@ -53,9 +51,8 @@ def create(client: Client, key: str, text: str) -> None:
 
 
 def points(address: str) -> int:
-    with grpc.insecure_channel(address) as channel:
-        stub = rpb_grpc.RetrievalServiceStub(channel)
-        return int(stub.GetStats(rpb.GetStatsRequest(), timeout=30).points)
+    stub = sidecar_stub(address)
+    return int(stub.GetStats(rpb.GetStatsRequest(), timeout=30).points)
 
 
 def recall_under_ingest(

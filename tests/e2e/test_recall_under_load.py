@@ -25,11 +25,10 @@ import pytest
 from crmmem.memory.v1 import context_service_pb2 as ctx_pb
 from crmmem.memory.v1 import memory_service_pb2
 from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
-from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
 
 from tests.conftest import memory_env, start_retrieval
 from tests.e2e.helpers import create_pref
-from tests.support.servers import Client, ServerProcess, database_url, start_server
+from tests.support.servers import Client, ServerProcess, database_url, sidecar_stub, start_server
 
 RECOVERY_BUDGET = 2.0  # seconds from the sidecar reporting SERVING to full recall
 
@@ -54,9 +53,8 @@ class Stack:
         return time.monotonic()
 
     def points(self) -> int:
-        with grpc.insecure_channel(self.sidecar.address) as channel:
-            stub = rpb_grpc.RetrievalServiceStub(channel)
-            return int(stub.GetStats(rpb.GetStatsRequest(), timeout=10).points)
+        stub = sidecar_stub(self.sidecar.address)
+        return int(stub.GetStats(rpb.GetStatsRequest(), timeout=10).points)
 
 
 @pytest.fixture
