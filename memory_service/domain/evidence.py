@@ -246,19 +246,126 @@ STOPWORDS = frozenset(
 )
 
 
+NUMBER_WORDS = frozenset(
+    [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+        "thirty",
+        "forty",
+        "fifty",
+        "sixty",
+        "seventy",
+        "eighty",
+        "ninety",
+        "hundred",
+        "thousand",
+        "million",
+        "billion",
+        "trillion",
+        "dozen",
+        "half",
+        "quarter",
+        "twice",
+        "thrice",
+        "double",
+        "triple",
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "fifth",
+        "sixth",
+        "seventh",
+        "eighth",
+        "ninth",
+        "tenth",
+    ]
+)
+# Words that turn a statement into its opposite. "n't" is spelled out before words are split,
+# so "don't call" and "do not call" read alike.
+NEGATIONS = frozenset(
+    [
+        "no",
+        "not",
+        "never",
+        "nor",
+        "none",
+        "nobody",
+        "nothing",
+        "neither",
+        "nowhere",
+        "cannot",
+        "without",
+        "stop",
+    ]
+)
+CONTRACTED_NOT = re.compile(r"(?:ca)?n['\u2019]t\b")
+# An inflection a prefix match may add ("lover"/"love", "preferr"/"prefer"); longer endings
+# such as "-less" or "-free" change the meaning and must match as they are.
+MAX_INFLECTION_CHARS = 3
+
+
+def _words(text: str) -> list[str]:
+    return WORD.findall(CONTRACTED_NOT.sub(" not", text.casefold()))
+
+
 def content_words(text: str) -> list[str]:
     """Casefolded words minus common function words, with plural and -ing/-ed endings cut."""
     out = []
-    for word in WORD.findall(text.casefold()):
+    for word in _words(text):
         if word in STOPWORDS or (len(word) < 2 and not word.isdigit()):
             continue
         out.append(_stem(word))
     return out
 
 
+def _is_figure(word: str) -> bool:
+    """Figures, identifiers and numbers spelled out are compared exactly."""
+    return any(c.isdigit() for c in word) or word in NUMBER_WORDS
+
+
+SENTENCE_END = re.compile(r"[.!?;\n]")
+
+
+def _sentence_of(quote: str, evidence_text: str) -> str:
+    """The quote with the rest of its sentence: a quote that leaves out the "don't" before it
+    still reads as negated."""
+    span = rules.quote_span(quote, evidence_text)
+    if span is None:
+        return quote
+    text, start, end = span
+    ends = [m.start() for m in SENTENCE_END.finditer(text)]
+    first = max((i + 1 for i in ends if i < start), default=0)
+    last = min((i for i in ends if i >= end), default=len(text))
+    return text[first:last]
+
+
+def _negated(text: str) -> bool:
+    return any(word in NEGATIONS for word in _words(text))
+
+
 def _stem(word: str) -> str:
-    if any(c.isdigit() for c in word):
-        return word  # figures and identifiers are compared exactly
+    if _is_figure(word):
+        return word
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
     if len(word) > 5 and word.endswith("ing"):
@@ -271,10 +378,14 @@ def _stem(word: str) -> str:
 def _matches(word: str, support: set[str]) -> bool:
     if word in support:
         return True
-    if any(c.isdigit() for c in word) or len(word) < 4:
+    if _is_figure(word) or len(word) < 4:
         return False
     return any(
-        len(other) >= 4 and (other.startswith(word) or word.startswith(other)) for other in support
+        len(other) >= 4
+        and abs(len(other) - len(word)) <= MAX_INFLECTION_CHARS
+        and (other.startswith(word) or word.startswith(other))
+        for other in support
+        if not _is_figure(other)
     )
 
 
@@ -283,24 +394,28 @@ def grounding(value: str, quote: str, evidence_text: str) -> str:
 
     The support is the quote when one is given (it occurs in the evidence), else the whole
     evidence. The value is supported when every figure or identifier in it (a word with a
-    digit) occurs in the support, and at least half of its other content words do
-    (casefolded, common function words ignored, plural/-ing/-ed endings cut). A value of
-    function words only must occur in the support as it is.
+    digit, or a number spelled out) occurs in the support as it is, and every other content
+    word does up to an inflection (casefolded, common function words ignored, plural/-ing/-ed
+    endings cut). A value that shares most words with its support but adds one of its own
+    ("love" for "hate") says something else. A negation ("no", "not", "never", "n't") in only
+    one of value and support turns it into its opposite. A value of function words only must
+    occur in the support as it is.
     """
     support_text = quote or evidence_text
     support = set(content_words(support_text))
-    words = content_words(value)
-    figures = [w for w in words if any(c.isdigit() for c in w)]
-    plain = [w for w in words if w not in figures]
+    words = set(content_words(value))
+    figures = {w for w in words if _is_figure(w)}
+    plain = words - figures
     if any(w not in support for w in figures):
         return f"{UNGROUNDED}: a figure or identifier in the value does not occur in its evidence"
+    if _negated(value) != _negated(_sentence_of(quote, evidence_text) if quote else support_text):
+        return f"{UNGROUNDED}: the value and its evidence disagree on a negation"
     if not plain:
         if figures or rules.quote_occurs(value, support_text):
             return ""
         return f"{UNGROUNDED}: the value does not occur in its evidence"
-    found = sum(1 for w in plain if _matches(w, support))
-    if found * 2 < len(plain):
-        return f"{UNGROUNDED}: the value's words are mostly absent from its quote or evidence"
+    if not all(_matches(w, support) for w in plain):
+        return f"{UNGROUNDED}: a word of the value is absent from its quote or evidence"
     return ""
 
 

@@ -131,8 +131,20 @@ def normalize_for_match(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def quote_span(quote: str, evidence_text: str) -> tuple[str, int, int] | None:
+    """Where the quote occurs in the normalized evidence, as whole words ('1500' is not quoted
+    from '15000', nor 'call me' from 'recall me'): (normalized evidence, start, end) or None."""
+    needle, text = normalize_for_match(quote), normalize_for_match(evidence_text)
+    if not needle:
+        return None
+    before = r"(?<!\w)" if re.match(r"\w", needle[0]) else ""
+    after = r"(?!\w)" if re.match(r"\w", needle[-1]) else ""
+    match = re.search(before + re.escape(needle) + after, text)
+    return None if match is None else (text, match.start(), match.end())
+
+
 def quote_occurs(quote: str, evidence_text: str) -> bool:
-    return normalize_for_match(quote) in normalize_for_match(evidence_text)
+    return quote_span(quote, evidence_text) is not None
 
 
 def scoped_key_hash(scope_type: str, scope_id: str, key: str, key_context: str) -> str:

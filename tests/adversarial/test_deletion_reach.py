@@ -17,6 +17,7 @@ from crmmem.memory.v1 import memory_pb2, memory_service_pb2
 from tests.e2e.helpers import (
     ACTIVE,
     PREFERENCE,
+    confirm,
     correct,
     create_memory,
     delete,
@@ -179,11 +180,13 @@ def test_after_deletion_the_text_is_in_no_table_but_the_transcript(
 ) -> None:
     secret, only_in_value = token(), token()
     said = say(alice, None, f"I always take {secret} tea")
-    value = f"I always take {secret} tea {only_in_value}"  # grounded: most words are said
+    value = f"I always take {secret} tea {only_in_value}"  # a word of its own: not grounded
     created = create_memory(alice, "drink", value, evidence=said, request_id=str(uuid.uuid4()))
-    assert created.revision.state == ACTIVE
+    assert created.revision.status_reason.startswith("UNGROUNDED:")
+    confirmed = confirm(alice, created.revision.name, request_id=str(uuid.uuid4()))
+    assert confirmed.revision.state == ACTIVE  # the subject confirmed it
     corrected = correct(
-        alice, created.memory, f"{secret} coffee now", request_id=str(uuid.uuid4())
+        alice, confirmed.memory, f"{secret} coffee now", request_id=str(uuid.uuid4())
     ).memory
     batch = submit_summary(alice, f"I always take {secret} tea {only_in_value}")
     item = item_texts(alice, batch.name)

@@ -126,3 +126,10 @@ def test_only_the_users_own_words_are_active_without_confirmation() -> None:
 def test_quote_matching_ignores_case_and_spacing_but_not_words() -> None:
     assert rules.quote_occurs("Morning   MEETINGS", "I prefer morning\nmeetings, thanks")
     assert not rules.quote_occurs("afternoon meetings", "I prefer morning meetings")
+
+
+def test_a_quote_is_whole_words_of_its_evidence() -> None:
+    assert not rules.quote_occurs("wire 1500", "please wire 15000 euros")
+    assert not rules.quote_occurs("call me", "recall me later")
+    assert rules.quote_occurs("wire 15000", "please wire 15000 euros")
+    assert rules.quote_occurs("$5 fee", "a $5 fee")
