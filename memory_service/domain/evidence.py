@@ -39,6 +39,12 @@ def evidence_time(claimed: datetime | None, recorded: datetime | None) -> dateti
     return min(claimed, recorded)
 
 
+def archive_time(claimed: datetime | None, uploaded: datetime) -> datetime | None:
+    """When an archived statement was said: what the archive claims, but no later than the
+    upload (an archive cannot hold what was said after it). Unknown stays unknown."""
+    return None if claimed is None else min(claimed, uploaded)
+
+
 @dataclass(frozen=True)
 class KeyHistory:
     """What the store knows about a key when new evidence arrives to write it."""

@@ -206,6 +206,7 @@ class ImportUseCases:
                 if outcome is not ItemOutcome.SKIPPED and (digest in known or digest in seen):
                     outcome, reason = ItemOutcome.SKIPPED, SkipReason.DUPLICATE
                 seen.add(digest)
+                said = evidence.archive_time(entry.source_time, batch.create_time)
                 keep_text = reason is not SkipReason.SECRET  # a secret's text is never stored
                 items.append(
                     ImportItem(
@@ -219,7 +220,7 @@ class ImportUseCases:
                         speaker=entry.speaker,
                         text=entry.text if keep_text else "",
                         lineage_hash=digest if keep_text else "",
-                        source_time=entry.source_time,
+                        source_time=said,
                         source_ref=entry.source_ref,
                         review=(
                             ItemReview.NONE
@@ -241,7 +242,7 @@ class ImportUseCases:
                             speaker=entry.speaker,
                             text="",
                             lineage_hash="",
-                            source_time=entry.source_time,
+                            source_time=said,
                             source_ref=entry.source_ref,
                             attachment=name,
                         )
