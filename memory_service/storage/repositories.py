@@ -530,12 +530,21 @@ class SqlIdempotencyRepository(TenantScoped):
             row.method, row.fingerprint, row.response, row.create_time, row.memory_id or ""
         )
 
-    def put(self, user_id: str, request_id: str, stored: StoredResponse) -> None:
+    def claim(
+        self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime
+    ) -> None:
+        """Insert the request id's row before the work, so a duplicate in flight waits on it.
+
+        On PostgreSQL a second INSERT of the same key blocks until the first transaction ends and
+        then fails (WriteConflict), and the retry replays the stored response. Only an expired row
+        is removed: deleting a live one would let a duplicate do the work twice.
+        """
         self._session.execute(
             delete(IdempotencyRow).where(
                 IdempotencyRow.tenant_id == self._tenant_id,
                 IdempotencyRow.user_id == user_id,
                 IdempotencyRow.request_id == request_id,
+                IdempotencyRow.create_time < expired,
             )
         )
         self._insert(
@@ -549,6 +558,19 @@ class SqlIdempotencyRepository(TenantScoped):
                 create_time=stored.create_time,
                 memory_id=stored.memory_id or None,
             )
+        )
+
+    def record(self, user_id: str, request_id: str, response: bytes, memory_id: str) -> None:
+        """The response of a claimed request id (and the memory it shows), in the same
+        transaction as its effect."""
+        self._session.execute(
+            update(IdempotencyRow)
+            .where(
+                IdempotencyRow.tenant_id == self._tenant_id,
+                IdempotencyRow.user_id == user_id,
+                IdempotencyRow.request_id == request_id,
+            )
+            .values(response=response, memory_id=memory_id or None)
         )
 
     def redact_memory(self, memory_id: str) -> int:

@@ -59,8 +59,10 @@ class Transactions:
     ) -> P:
         """Commit `work` once per request_id; a replay returns the stored response.
 
-        A lost race on a unique key (two first writes at once) is retried, and the retry
-        sees the winner: the stored response, an existing memory, or an existing conversation.
+        The request id is claimed first in the transaction, so duplicates in flight at once wait
+        for the first and replay it. A lost race on a unique key (two first writes at once) is
+        retried, and the retry sees the winner: the stored response, an existing memory, or an
+        existing conversation.
         """
         request_id = check_request_id(getattr(request, "request_id", ""))
         request_fingerprint = fingerprint(method, request)
@@ -68,24 +70,38 @@ class Transactions:
             try:
                 with self._units(identity.tenant_id, write=True) as uow:
                     if request_id:
-                        replay = self._replay(uow, identity, request_id, request_fingerprint)
+                        replay = self._claim(uow, identity, method, request_id, request_fingerprint)
                         if replay is not None:
                             return response_type.FromString(replay)
                     response = work(uow)
                     if request_id:
-                        stored = StoredResponse(
-                            method,
-                            request_fingerprint,
+                        uow.idempotency.record(
+                            identity.user_id,
+                            request_id,
                             response.SerializeToString(),
-                            utcnow(),
                             memory_shown(response),
                         )
-                        uow.idempotency.put(identity.user_id, request_id, stored)
                     uow.commit()
                     return response
             except WriteConflict:
                 continue
         raise Aborted("the write kept colliding with concurrent writes; retry", None, {})
+
+    def _claim(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        method: str,
+        request_id: str,
+        request_fingerprint: str,
+    ) -> bytes | None:
+        """The stored response of an earlier attempt, or None once this attempt holds the id."""
+        replay = self._replay(uow, identity, request_id, request_fingerprint)
+        if replay is None:
+            now = utcnow()
+            claimed = StoredResponse(method, request_fingerprint, b"", now)
+            uow.idempotency.claim(identity.user_id, request_id, claimed, now - self._ttl)
+        return replay
 
     def _replay(
         self, uow: UnitOfWork, identity: Identity, request_id: str, request_fingerprint: str

@@ -37,7 +37,7 @@ from tests.e2e.helpers import (
     revisions,
     say,
 )
-from tests.support.servers import Client
+from tests.support.servers import Client, ServerProcess
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -319,25 +319,86 @@ def test_request_id_of_another_user_never_returns_their_result(
         assert not any(bit in str(reply) for bit in secret_bits)
 
 
-def test_concurrent_retries_with_one_request_id_have_one_effect(
-    alice: Client, alice_phone: Client
-) -> None:
-    evidence = say(alice, None, "I prefer morning meetings")
-    rid = request_id()
-    spec = memory_spec("meeting_time")
-    rev = draft("mornings", evidence)
+DUPLICATES = 20
 
-    def send(client: Client) -> Any:
-        return client.memories.CreateMemory(
-            memory_service_pb2.CreateMemoryRequest(memory=spec, revision=rev, request_id=rid),
-            timeout=10,
+
+def identical_replies(methods: list[Callable[..., Any]], request: Any) -> bytes:
+    """Send one request DUPLICATES times at once (over several channels); every reply must be
+    the stored response, byte for byte. Returns it."""
+    senders = [methods[i % len(methods)] for i in range(DUPLICATES)]
+    results = race(*(lambda m=m: m(request, timeout=30) for m in senders))
+    errors = [r for r in results if isinstance(r, grpc.RpcError)]
+    assert not errors, [(e.code(), error_info(e).reason) for e in errors]
+    replies = {r.SerializeToString() for r in results}
+    assert len(replies) == 1, f"{len(replies)} different replies"
+    return replies.pop()
+
+
+@pytest.fixture
+def devices(memory_server: ServerProcess, tenant: str) -> list[Client]:
+    """Alice on four channels: a client retrying on a flaky network."""
+    return [memory_server.client(tenant, "alice") for _ in range(4)]
+
+
+def test_concurrent_identical_creates_all_get_the_stored_response(devices: list[Client]) -> None:
+    alice = devices[0]
+    for round_ in range(3):
+        evidence = say(alice, None, f"I prefer morning meetings {round_}")
+        request = memory_service_pb2.CreateMemoryRequest(
+            memory=memory_spec(f"meeting_time_{round_}"),
+            revision=draft("mornings", evidence),
+            request_id=request_id(),
         )
+        reply = identical_replies([c.memories.CreateMemory for c in devices], request)
+        created = memory_service_pb2.CreateMemoryResponse.FromString(reply)
+        assert len(revisions(alice, created.memory.name)) == 1
+    assert len(list_all(alice)) == 3
 
-    results = race(lambda: send(alice), lambda: send(alice_phone), lambda: send(alice))
-    wins = [r for r in results if not isinstance(r, grpc.RpcError)]
-    assert wins, results
-    assert all(w.memory.name == wins[0].memory.name for w in wins), results
-    for loss in (r for r in results if isinstance(r, grpc.RpcError)):
-        assert error_info(loss).code in (grpc.StatusCode.ABORTED, grpc.StatusCode.ALREADY_EXISTS)
-    assert names(list_all(alice)) == [wins[0].memory.name]
-    assert len(revisions(alice, wins[0].memory.name)) == 1
+
+def test_concurrent_identical_corrections_all_get_the_stored_response(
+    devices: list[Client],
+) -> None:
+    alice = devices[0]
+    memory = create_pref(alice, "meeting_time", "mornings")
+    for round_ in range(3):
+        evidence = say(alice, None, f"afternoons, round {round_}")
+        request = memory_service_pb2.CorrectMemoryRequest(
+            name=memory.name,
+            etag=memory.etag,
+            revision=draft(f"afternoons {round_}", evidence),
+            request_id=request_id(),
+        )
+        reply = identical_replies([c.memories.CorrectMemory for c in devices], request)
+        memory = memory_service_pb2.CorrectMemoryResponse.FromString(reply).memory
+    assert [r.revision_number for r in revisions(alice, memory.name)] == [1, 2, 3, 4]
+
+
+def test_concurrent_identical_appends_confirms_and_deletes_all_get_the_stored_response(
+    devices: list[Client],
+) -> None:
+    alice = devices[0]
+    conversation = new_conversation()
+    append = transcript_service_pb2.AppendMessageRequest(
+        parent=conversation,
+        message=transcript_service_pb2.Message(speaker=USER, text="hello there"),
+        request_id=request_id(),
+    )
+    identical_replies([c.transcript.AppendMessage for c in devices], append)
+    assert len(messages(alice, conversation)) == 1
+
+    suggestion = say(alice, None, "Shall I book mornings?", ASSISTANT)
+    memory = create_pref(
+        alice, "a_key", "mornings", evidence=suggestion, method=ASSISTANT_INFERENCE
+    )
+    confirming = memory_service_pb2.ConfirmMemoryRevisionRequest(
+        name=revision_name(memory.name, 1), etag=memory.etag, request_id=request_id()
+    )
+    reply = identical_replies([c.memories.ConfirmMemoryRevision for c in devices], confirming)
+    confirmed = memory_service_pb2.ConfirmMemoryRevisionResponse.FromString(reply)
+    assert confirmed.revision.state == ACTIVE
+
+    deleting = memory_service_pb2.DeleteMemoryRequest(
+        name=memory.name, etag=confirmed.memory.etag, request_id=request_id()
+    )
+    identical_replies([c.memories.DeleteMemory for c in devices], deleting)
+    assert names(list_all(alice, show_deleted=True)) == [memory.name]
