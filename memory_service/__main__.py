@@ -16,10 +16,15 @@ from memory_service.config import ConfigError, Settings, secure_data_dir
 
 def _serve(settings: Settings) -> int:
     from memory_service.telemetry import configure_tracing
+    from memory_service.transport.listen import AddressInUse
     from memory_service.transport.server import build_server
 
     provider = configure_tracing("memory-service")
-    running = build_server(settings, provider)
+    try:
+        running = build_server(settings, provider)
+    except AddressInUse as error:
+        print(f"memory service: {error}", file=sys.stderr, flush=True)
+        return 1
     host = settings.listen.rsplit(":", 1)[0]
     if settings.port_file:
         Path(settings.port_file).write_text(str(running.port))
@@ -38,7 +43,7 @@ def _serve(settings: Settings) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     stopping.wait()
-    running.stop(settings.shutdown_grace_seconds)
+    running.stop(settings.shutdown_grace_seconds, settings.shutdown_drain_seconds)
     provider.shutdown()
     print("memory service stopped", flush=True)
     return 0

@@ -37,6 +37,8 @@ class Settings:
     idempotency_ttl_hours: int
     max_workers: int
     shutdown_grace_seconds: float
+    shutdown_drain_seconds: float
+    database_probe_seconds: float
     retrieval_address: str
     retrieval_secret: str
     recall_timeout_seconds: float
@@ -98,6 +100,8 @@ class Settings:
             idempotency_ttl_hours=ttl,
             max_workers=int(os.environ.get("MEMORY_MAX_WORKERS", "16")),
             shutdown_grace_seconds=float(os.environ.get("MEMORY_SHUTDOWN_GRACE_SECONDS", "10")),
+            shutdown_drain_seconds=float(os.environ.get("MEMORY_SHUTDOWN_DRAIN_SECONDS", "5")),
+            database_probe_seconds=float(os.environ.get("MEMORY_DATABASE_PROBE_SECONDS", "1")),
             retrieval_address=retrieval_address,
             retrieval_secret=retrieval_secret,
             recall_timeout_seconds=float(os.environ.get("MEMORY_RECALL_TIMEOUT_MS", "5000")) / 1000,

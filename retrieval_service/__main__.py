@@ -14,10 +14,15 @@ from retrieval_service.config import RetrievalSettings
 
 async def _serve(settings: RetrievalSettings) -> int:
     from memory_service.telemetry import configure_tracing
+    from memory_service.transport.listen import AddressInUse
     from retrieval_service.server import start_sidecar
 
     provider = configure_tracing("retrieval-service")
-    running = await start_sidecar(settings, provider)
+    try:
+        running = await start_sidecar(settings, provider)
+    except AddressInUse as error:
+        print(f"retrieval service: {error}", file=sys.stderr, flush=True)
+        return 1
     if settings.port_file:
         Path(settings.port_file).write_text(str(running.port))
     print(
@@ -30,7 +35,7 @@ async def _serve(settings: RetrievalSettings) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
     await stopping.wait()
-    await running.stop(5)
+    await running.stop(settings.shutdown_grace_seconds, settings.shutdown_drain_seconds)
     provider.shutdown()
     print("retrieval service stopped", flush=True)
     return 0

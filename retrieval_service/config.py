@@ -26,6 +26,8 @@ class RetrievalSettings:
     document_chunk_ms: float
     shared_secret: str
     qdrant_https: bool
+    shutdown_drain_seconds: float
+    shutdown_grace_seconds: float
 
     @classmethod
     def from_env(cls) -> RetrievalSettings:
@@ -46,4 +48,6 @@ class RetrievalSettings:
             document_chunk_ms=float(os.environ.get("RETRIEVAL_DOCUMENT_CHUNK_MS", "25")),
             shared_secret=shared_secret(dev_mode, data_dir / "shared-secret"),
             qdrant_https=os.environ.get("QDRANT_HTTPS", "").strip().lower() in TRUE_VALUES,
+            shutdown_drain_seconds=float(os.environ.get("RETRIEVAL_SHUTDOWN_DRAIN_SECONDS", "2")),
+            shutdown_grace_seconds=float(os.environ.get("RETRIEVAL_SHUTDOWN_GRACE_SECONDS", "5")),
         )

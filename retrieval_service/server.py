@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from opentelemetry.instrumentation.grpc import aio_server_interceptor
 from opentelemetry.metrics import Observation
 from opentelemetry.sdk.trace import TracerProvider
 
+from memory_service.transport.listen import SERVER_OPTIONS, listen
 from retrieval_service.auth import SharedSecretInterceptor
 from retrieval_service.batching import EmbeddingLane
 from retrieval_service.config import RetrievalSettings
@@ -68,8 +70,10 @@ class RunningSidecar:
     lane: EmbeddingLane
     executor: ThreadPoolExecutor
 
-    async def stop(self, grace: float) -> None:
+    async def stop(self, grace: float, drain: float = 0.0) -> None:
+        """NOT_SERVING for `drain` seconds while still answering, then refuse new calls."""
         await self.health.enter_graceful_shutdown()
+        await asyncio.sleep(drain)
         await self.server.stop(grace)
         self.lane.stop()
         self.executor.shutdown(wait=True)
@@ -79,6 +83,16 @@ class RunningSidecar:
 async def start_sidecar(
     settings: RetrievalSettings, tracer_provider: TracerProvider | None = None
 ) -> RunningSidecar:
+    # The port first: a second instance fails before it loads a model or opens the index.
+    server = grpc.aio.server(
+        interceptors=[
+            SharedSecretInterceptor(settings.shared_secret),
+            aio_server_interceptor(tracer_provider=tracer_provider),
+            DecodeInterceptor(),
+        ],
+        options=SERVER_OPTIONS,
+    )
+    port = listen(server, settings.listen)
     model_path = Path(settings.model_path) if settings.model_path else packaged_model_path()
     embedder = SentenceTransformerEmbedder(model_path, threads=settings.torch_threads)
     index = open_index(settings, embedder)
@@ -89,13 +103,6 @@ async def start_sidecar(
     warm_up(lane, embedder, index)
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="index")
 
-    server = grpc.aio.server(
-        interceptors=[
-            SharedSecretInterceptor(settings.shared_secret),
-            aio_server_interceptor(tracer_provider=tracer_provider),
-            DecodeInterceptor(),
-        ]
-    )
     pb_grpc.add_RetrievalServiceServicer_to_server(
         RetrievalServicer(embedder, index, executor, lane, collection_name(embedder)),
         server,
@@ -110,9 +117,6 @@ async def start_sidecar(
         ),
         server,
     )
-    port = server.add_insecure_port(settings.listen)
-    if port == 0:
-        raise RuntimeError(f"could not listen on {settings.listen}")
     await server.start()
     metrics.get_meter("retrieval_service").create_observable_gauge(
         "crmmem.index.points",
@@ -125,8 +129,8 @@ async def start_sidecar(
 
 
 def warm_up(lane: EmbeddingLane, embedder: Embedder, index: VectorIndex) -> None:
-    """One embedding and one search before the port opens: the first forward pass (torch's
-    thread pool, lazy kernels) and the index's first read cost seconds, and the memory service
-    takes SERVING as "recall works now"."""
+    """One embedding and one search before the server starts answering: the first forward pass
+    (torch's thread pool, lazy kernels) and the index's first read cost seconds, and the memory
+    service takes SERVING as "recall works now"."""
     vector = lane.call(lambda: embedder.embed(["warm up"])[0])
     index.search("warm-up", vector, 1, [])

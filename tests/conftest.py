@@ -21,7 +21,8 @@ BACKENDS = ["sqlite", "postgres"]
 
 
 def memory_env(db_url: str, **extra: str) -> dict[str, str]:
-    """Search is off unless a test wires a sidecar in."""
+    """Search is off unless a test wires a sidecar in. No shutdown drain window: nothing polls
+    the test servers' health, and the tests that stop servers stay fast."""
     return {
         "MEMORY_DATABASE_URL": db_url,
         "MEMORY_LISTEN": "127.0.0.1:0",
@@ -29,6 +30,7 @@ def memory_env(db_url: str, **extra: str) -> dict[str, str]:
         "MEMORY_DEV_MODE": "0",
         "MEMORY_RETRIEVAL_ADDRESS": "none",
         "RETRIEVAL_SHARED_SECRET": TEST_RETRIEVAL_SECRET,
+        "MEMORY_SHUTDOWN_DRAIN_SECONDS": "0",
         **extra,
     }
 
@@ -65,6 +67,7 @@ def retrieval_env(workdir: Path, listen: str = "127.0.0.1:0", **extra: str) -> d
     return {
         "RETRIEVAL_LISTEN": listen,
         "RETRIEVAL_DATA_DIR": str(workdir / "retrieval"),
+        "RETRIEVAL_SHUTDOWN_DRAIN_SECONDS": "0",
         "HF_HUB_OFFLINE": "1",
         "RETRIEVAL_SHARED_SECRET": TEST_RETRIEVAL_SECRET,
         **extra,

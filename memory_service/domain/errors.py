@@ -98,3 +98,25 @@ class ResourceExhausted(DomainError):
     """A per-caller quota is used up; retrying after the quota frees can succeed."""
 
     reason = "TOO_MANY_PENDING_IMPORTS"
+
+
+class DatabaseUnavailable(Unavailable):
+    """The database did not answer before anything committed: nothing was changed."""
+
+    reason = "DATABASE_UNAVAILABLE"
+
+    def __init__(self) -> None:
+        super().__init__("the database cannot be reached; nothing was changed; retry")
+
+
+class OutcomeUnknown(Unavailable):
+    """The connection failed while committing, so the write may or may not have been applied.
+    A retry with the same request_id is safe: it replays the stored response or applies once."""
+
+    reason = "OUTCOME_UNKNOWN"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the database connection failed while the write was committing; it may or may not "
+            "have been applied: retry with the same request_id"
+        )

@@ -1,5 +1,8 @@
 """One SQL transaction over one tenant. Write transactions take SQLite's write lock up front
-(BEGIN IMMEDIATE) so two writers queue instead of deadlocking on a lock upgrade."""
+(BEGIN IMMEDIATE) so two writers queue instead of deadlocking on a lock upgrade.
+
+Connection-level failures become `DatabaseUnavailable` (nothing committed) or, when they strike
+during COMMIT, `OutcomeUnknown`: both are retryable, and only a request_id makes the second safe."""
 
 from __future__ import annotations
 
@@ -11,10 +14,11 @@ from typing import Any
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 
-from memory_service.domain.errors import WriteConflict
+from memory_service.domain.errors import DatabaseUnavailable, OutcomeUnknown, WriteConflict
 from memory_service.storage.imports import SqlImportQueue, SqlImportRepository
 from memory_service.storage.repositories import (
     SqlCustomerRepository,
@@ -35,8 +39,23 @@ def create_database_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
     return create_engine(
-        url, pool_size=10, max_overflow=20, pool_pre_ping=True, hide_parameters=True
+        url,
+        pool_size=10,
+        max_overflow=20,
+        pool_pre_ping=True,
+        hide_parameters=True,
+        pool_timeout=10,
+        # An unreachable host fails the call (and the health probe) in seconds, not minutes.
+        connect_args={"connect_timeout": 5},
     )
+
+
+def unreachable(error: BaseException) -> bool:
+    """A failure of the connection rather than of the statement: server down, connection lost,
+    no connection free in the pool, or SQLite still locked after its busy timeout."""
+    if isinstance(error, OperationalError | InterfaceError | PoolTimeout):
+        return True
+    return isinstance(error, DBAPIError) and error.connection_invalidated
 
 
 def _sqlite_engine(url: str) -> Engine:
@@ -113,9 +132,16 @@ class SqlUnitOfWork:
 
     def commit(self) -> None:
         try:
+            self.session.flush()  # a failure here is before COMMIT: nothing was written
+        except IntegrityError as error:
+            raise WriteConflict(str(error.orig)) from error
+        try:
             self.session.commit()
         except IntegrityError as error:
             raise WriteConflict(str(error.orig)) from error
+        except Exception as error:
+            # COMMIT was sent, or may have been: only the database knows whether it applied.
+            raise OutcomeUnknown() from error
 
 
 class SqlUnitOfWorkFactory:
@@ -129,9 +155,23 @@ class SqlUnitOfWorkFactory:
         with Session(bind=bind, expire_on_commit=False, autoflush=False) as session:
             try:
                 yield SqlUnitOfWork(session, tenant_id)
+            except DBAPIError as error:
+                if unreachable(error):
+                    raise DatabaseUnavailable() from error
+                raise
+            except PoolTimeout as error:
+                raise DatabaseUnavailable() from error
             finally:
-                if session.in_transaction():
-                    session.rollback()
+                _rollback(session)
+
+    def reachable(self) -> bool:
+        """Whether the database answers `SELECT 1` now: the health probe."""
+        try:
+            with self._read_engine.connect() as connection:
+                connection.exec_driver_sql("SELECT 1")
+            return True
+        except (DBAPIError, PoolTimeout):
+            return False
 
     @contextmanager
     def maintenance(self) -> Iterator[Session]:
@@ -144,3 +184,15 @@ class SqlUnitOfWorkFactory:
 
     def import_queue(self) -> SqlImportQueue:
         return SqlImportQueue(self.maintenance)
+
+
+def _rollback(session: Session) -> None:
+    """Roll back what did not commit. On a lost connection there is nothing to roll back (the
+    server discards the transaction), so that failure is not the caller's error."""
+    if not session.in_transaction():
+        return
+    try:
+        session.rollback()
+    except DBAPIError as error:
+        if not unreachable(error):
+            raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
@@ -57,6 +58,8 @@ from memory_service.transport.context_servicer import ContextServicer
 from memory_service.transport.edge import DecodeInterceptor
 from memory_service.transport.import_servicer import ImportServicer
 from memory_service.transport.index_watch import IndexWatch
+from memory_service.transport.listen import SERVER_OPTIONS, listen
+from memory_service.transport.readiness import DatabaseWatch
 from memory_service.transport.recall import Recaller, ReplyMargin
 from memory_service.transport.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.transport.runner import Transactions
@@ -85,11 +88,16 @@ class RunningServer:
     search: RetrievalClient | None
     worker: OutboxWorker | None
     imports: ImportRunner
+    database_watch: DatabaseWatch
     watch: IndexWatch | None = None
 
-    def stop(self, grace: float) -> None:
-        """Report NOT_SERVING first so balancers drain us, then finish in-flight calls."""
+    def stop(self, grace: float, drain: float = 0.0) -> None:
+        """Report NOT_SERVING first and keep answering for `drain` seconds, so balancers and
+        health pollers see it and move traffic away; then refuse new calls and finish
+        in-flight ones within `grace`."""
         self.health.enter_graceful_shutdown()
+        self.database_watch.stop()
+        time.sleep(drain)
         self.server.stop(grace).wait()
         self.imports.stop()
         if self.worker is not None:
@@ -137,7 +145,7 @@ def build_server(
         interceptors=[server_interceptor(tracer_provider=tracer_provider), DecodeInterceptor()],
         # gRPC decompresses before a handler runs, so this limit is what bounds a compressed
         # archive: the largest archive plus room for the rest of the request.
-        options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)],
+        options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES), *SERVER_OPTIONS],
     )
     search = None
     worker = None
@@ -224,14 +232,18 @@ def build_server(
     reflection.enable_server_reflection(
         (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
-    port = server.add_insecure_port(settings.listen)
-    if port == 0:
-        raise RuntimeError(f"could not listen on {settings.listen}")
+    port = listen(server, settings.listen)
     server.start()
     if search is not None:
         search.start()
+    database_watch = DatabaseWatch(
+        units.reachable, health_servicer, ("", *SERVICE_NAMES), settings.database_probe_seconds
+    )
+    database_watch.start()
     if worker is not None:
         worker.start()
     if settings.import_worker:
         import_runner.start()
-    return RunningServer(server, port, health_servicer, engine, search, worker, import_runner)
+    return RunningServer(
+        server, port, health_servicer, engine, search, worker, import_runner, database_watch, watch
+    )

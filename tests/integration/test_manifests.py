@@ -70,6 +70,22 @@ def test_manifests_agree_with_the_code(overlay: str) -> None:
     assert find(docs, "Service", "memory-service")["spec"]["ports"][0]["port"] == listen_port
 
 
+@pytest.mark.parametrize("overlay", ["dev", "production"])
+def test_termination_grace_covers_both_shutdown_drains_and_graces(overlay: str) -> None:
+    """Kubernetes kills the pod after terminationGracePeriodSeconds: the memory service's drain
+    window and grace, then the sidecar's (stopped after it), must fit."""
+    docs = render(overlay)
+    pod = find(docs, "Deployment", "memory-service")["spec"]["template"]["spec"]
+    config = next(d for d in docs if d["kind"] == "ConfigMap")["data"]
+    needed = sum(
+        float(config[f"{prefix}_SHUTDOWN_{part}_SECONDS"])
+        for prefix in ("MEMORY", "RETRIEVAL")
+        for part in ("DRAIN", "GRACE")
+    )
+    assert float(config["MEMORY_SHUTDOWN_DRAIN_SECONDS"]) > 0
+    assert pod["terminationGracePeriodSeconds"] >= needed + 2
+
+
 def test_production_runs_a_replicated_qdrant_cluster_and_external_postgres() -> None:
     docs = render("production")
     qdrant = find(docs, "StatefulSet", "qdrant")
