@@ -8,7 +8,7 @@ INSTALLED := $(VENV)/.installed
 
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test venv gen lint format unit token quickstart demo bench fuzz node clean
+.PHONY: run test venv gen lint format unit token quickstart demo bench fuzz soak node clean
 
 run: gen
 	BIN=$(BIN) scripts/run-local.sh
@@ -77,6 +77,11 @@ bench: gen
 # FUZZ_ARGS="--count 20000" for a shorter run (not part of make test).
 fuzz: gen
 	scripts/with-postgres.sh $(BIN)/python -m scripts.fuzz $(FUZZ_ARGS)
+
+# A bounded mixed load against both processes, printing their RSS over time and the slope as JSON
+# (SOAK_SECONDS, default 600; SOAK_POINTS, SOAK_THREADS, SOAK_SAMPLE_SECONDS, SOAK_DATABASE_URL).
+soak: gen
+	$(BIN)/python -m bench.soak
 
 # Runs examples/quickstart.py against the service that `make run` started.
 quickstart: gen

@@ -98,3 +98,38 @@ def test_a_memory_id_sent_under_another_tenant_neither_moves_nor_shadows_the_poi
 def test_counts_points_per_tenant(index: VectorIndex) -> None:
     index.upsert([point(n, "t1" if n < 5 else "t2") for n in range(8)])
     assert (index.count(), index.count("t1"), index.count("t2"), index.count("t3")) == (8, 5, 3, 0)
+
+
+class CountingShard:
+    """The real shard, counting flushes."""
+
+    def __init__(self, shard: object) -> None:
+        self._shard = shard
+        self.flushes = 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+        self._shard.flush()  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._shard, name)
+
+
+def test_edge_index_checkpoints_its_write_ahead_log_while_updates_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The embedded engine never truncates its log by itself: without these flushes its mapped
+    files grow with every overwrite at a constant number of points (the soak in the README)."""
+    index = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    shard = CountingShard(index._shard)
+    index._shard = shard  # type: ignore[assignment]
+    for version in range(1, 50):
+        index.upsert([point(n, version=version) for n in range(5)])
+    assert shard.flushes == 0, "flushes at most every FLUSH_SECONDS, not per update"
+    monkeypatch.setattr("retrieval_service.index.edge.FLUSH_SECONDS", 0.0)
+    index.upsert([point(1, version=50)])
+    index.delete("t1", [f"{2:032x}"])
+    index.delete_tenant("t2")
+    assert shard.flushes == 3
+    assert index.count() == 4
+    index.close()
