@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import sys
 import tempfile
 import threading
@@ -266,6 +267,7 @@ def main() -> None:
     finally:
         memory.stop()
         sidecar.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
 
     def slopes(key: str) -> dict[str, float]:
         series = [(s["t_s"], s[key]) for s in samples]
