@@ -37,6 +37,7 @@ from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
 
 from bench.common import machine
+from retrieval_service.auth import call_metadata
 from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess, start_server
 
 SIDECAR_SECRET = "soak-" + "s" * 40
@@ -165,7 +166,9 @@ def wait_indexed(sidecar: ServerProcess, points: int, timeout: float) -> int:
     count = 0
     while time.monotonic() < deadline:
         try:
-            count = stub.GetStats(rpb.GetStatsRequest(), timeout=10).points
+            count = stub.GetStats(
+                rpb.GetStatsRequest(), timeout=10, metadata=call_metadata(SIDECAR_SECRET)
+            ).points
         except grpc.RpcError:
             return -1  # the sidecar does not tell us; go on
         if count >= points:
