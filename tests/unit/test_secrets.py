@@ -152,6 +152,8 @@ def test_without_a_scanner_phrases_and_cards_are_still_found() -> None:
         "eyJ" * 10000,
         "a1" * 16000,
         "the password for " * 1800,
+        "/" * 32000,
+        "sk-" * 10000,
     ],
     ids=lambda text: f"{text[:12]!r}x{len(text)}",
 )
@@ -161,6 +163,14 @@ def test_hostile_text_is_checked_in_bounded_time(text: str) -> None:
     started = time.process_time()
     DETECTOR.kind(text)
     assert time.process_time() - started < 1
+
+
+def test_many_short_lines_are_checked_in_bounded_time() -> None:
+    """A format check per line per plugin made 16,000 one-character lines cost over half a
+    second of CPU; the bound leaves room for a slow machine."""
+    started = time.process_time()
+    DETECTOR.kind("a\n" * 16000)
+    assert time.process_time() - started < 0.3
 
 
 def per_call_seconds(text: str, calls: int = 300) -> tuple[float, float]:
