@@ -6,8 +6,12 @@ confirmation and restore. Three kinds of evidence are looked for:
 
 - phrasing people use in conversation ("the password for the portal is …", "pw is …",
   "PIN 4821", "my recovery codes"), written here;
-- card numbers: a Luhn check over every 13-19-digit window of a number whose digit groups are
-  joined by a space, ``-``, ``.`` or ``/`` (so a card followed by its expiry or CVV is found);
+- card numbers: a Luhn check over every 13-19-digit window of an unbroken run of digits, and
+  over the digit groups written as cards are (4-4-4-4, 4-6-5, …) however they are joined
+  (spaces, line breaks, ``-``, ``.``, ``/``, ``_``, ``,``), so a card followed by its expiry or
+  CVV is found and a list of order numbers is not taken for one;
+- the same rules over look-alike letters from other scripts, and over base64 and URL-encoded
+  parts of the text;
 - key and token formats (cloud keys, API tokens, JWTs, private keys, credentials in URLs,
   high-entropy strings), found by a `SecretScanner` the composition root plugs in
   (``memory_service.adapters.secret_scanning``); the domain imports no third-party code.
@@ -19,8 +23,11 @@ stays append-only, but nothing derived from a message with a secret becomes memo
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import unicodedata
+from urllib.parse import unquote
 
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.ports import SecretScanner
@@ -29,10 +36,11 @@ REASON = "SECRET_DETECTED"
 
 # Nouns whose value is a word: "the password for the portal is X", "passwd=X".
 _WORD_NOUN = (
-    r"(?:pass(?:word|wd|wort|phrase)s?|kennwort|contrase[ñn]a|mot\s+de\s+passe|pwd|pw|p/w"
+    r"(?:pass(?:word|wrd|wd|wort|phrase)s?|pword|kennwort|contrase[ñn]a|mot\s+de\s+passe|pwd|pw|p/w"
     r"|credentials?|api[\s_-]?key|access[\s_-]?key|secret[\s_-]?key|private[\s_-]?key"
     r"|auth(?:entication)?[\s_-]?token|access[\s_-]?token|bearer[\s_-]?token|client[\s_-]?secret"
-    r"|secret\s+answer|security\s+answer)"
+    r"|secret\s+answer|security\s+answer"
+    r"|(?:totp|2fa|mfa|otp|authenticator)[\s_-]+(?:seed|secret|key))"
 )
 # Nouns whose value is a number: "PIN is 4821", "cvv 123", "door code #4471".
 _NUMBER_NOUN = (
@@ -48,7 +56,8 @@ _GAP = (
     r"(?:[\s,]+(?!(?:is|are|was|were)\b)[^\s,:=]+){0,6}?)?"
 )
 _VERB = (
-    r"(?:\s*(?:[:=]|->|=>)|[\s,]+(?:is|are|was|were|equals|reads|should\s+be|will\s+be)\b:?"
+    r"(?:\s*(?:[:=]|->|=>)|[\s,]+(?:is|are|was|were|equals|reads|should\s+be|will\s+be"
+    r"|ist|lautet|est|es)\b:?"
     r"|[\u2019']s\b)"
 )
 _WORD_ASSIGNMENT = re.compile(rf"\b{_WORD_NOUN}\b{_GAP}{_VERB}\s*(?P<value>\S+)", re.IGNORECASE)
@@ -71,6 +80,31 @@ _ALWAYS = re.compile(
     r"|\b(?:seed|recovery|mnemonic|wallet)\s+phrase\b",
     re.IGNORECASE,
 )
+# Nouns that also name harmless things ("the secret is persistence", "boarding pass"): their
+# value counts only when it looks made up, six or more characters with a digit or a symbol.
+_WEAK_ASSIGNMENT = re.compile(
+    rf"\b(?:secret|token|pass|login)\b{_GAP}{_VERB}\s*(?P<value>\S+)", re.IGNORECASE
+)
+# Configuration and .env lines: `SLACK_TOKEN=…`, `"db_pwd": "…"`, `client.secret: …`.
+_CONFIG_ASSIGNMENT = re.compile(
+    r"(?<![\w.-])[\w.-]*?(?P<noun>token|secret|passw(?:or)?d|pwd)s?[\"']?\s*[:=]\s*[\"']?"
+    r"(?P<value>[^\s\"',;]+)",
+    re.IGNORECASE,
+)
+_AUTHORIZATION = re.compile(
+    r"\bauthorization\s*[:=]\s*(?:bearer|basic|token|digest)\s+\S{8}"
+    r"|\bbearer\s+[A-Za-z0-9._~+/=-]{16}",
+    re.IGNORECASE,
+)
+_WEAK_HINT = re.compile(r"token|secret|pass|pwd|login|bearer|authorization")
+# Letters from other scripts that read as Latin ones (a Cyrillic a, U+0430, inside "password").
+_LOOK_ALIKES = str.maketrans(
+    "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0455\u0456\u0458\u0501\u04bb\u04cf\u043a"
+    "\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0425\u0423\u0405\u0406\u0408"
+    "\u03bf\u03b1\u03bd\u03c1\u03b9\u03ba\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d"
+    "\u039f\u03a1\u03a4\u03a5\u03a7\u0131",
+    "aeopcyxsijdhlkABEKMHOPCTXYSIJoavpikABEZHIKMNOPTYXi",
+)
 # Words after "password is" that describe it rather than being it ("the password is expired").
 _DESCRIPTIONS = frozenset(
     """a an the not never always still also too very now in on at by for from of to with and or
@@ -87,7 +121,12 @@ _STRIP = "\"'`\u201c\u201d\u2018\u2019()[]{}<>.,;:!?*"
 _IBAN = re.compile(r"\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b", re.ASCII)
 # Invisible characters that would split a word ("pass\u200bword") without changing how it reads.
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
-_NUMBER = re.compile(r"(?<![0-9A-Za-z])\d+(?:[ \-./]\d+)*")
+# Digit groups joined by up to three spaces or line breaks, or by one of - . / _ , : + with
+# spaces around it ("4111 - 1111", "4111_1111"); bounded so a long run of spaces stays linear.
+_NUMBER = re.compile(r"(?<!\d)\d+(?:(?:[ \t]{0,3}[-./_,:+][ \t]{0,3}|\s{1,3})\d+)*")
+_DIGIT_GROUP = re.compile(r"\d+")
+_ENCODED = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _LONG_RUN = 64  # beyond this many digits some 13-19-digit window passes Luhn with near certainty
 
 
@@ -108,18 +147,53 @@ def _iban_ok(candidate: str) -> bool:
     return int("".join(str(int(char, 36)) for char in rearranged)) % 97 == 1
 
 
+def _decoded(text: str) -> str:
+    """What URL-encoded and base64 parts of the text say, when it is readable text: a secret
+    wrapped once ("cGFzc3dvcmQ6IGh1bnRlcjI=", "password%3Dhunter2") is still a secret."""
+    parts = [unquote(text)] if _PERCENT.search(text) else []
+    for token in _ENCODED.findall(text):
+        bare = token.rstrip("=")
+        padded = bare + "=" * (-len(bare) % 4)
+        try:
+            raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+            plain = raw.decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        if plain.isprintable() or all(char.isprintable() or char in "\r\n\t" for char in plain):
+            parts.append(plain)
+    return "\n".join(parts)
+
+
+def _card_layout(lengths: list[int]) -> bool:
+    """How cards are written in groups: fours (4-4-4-4, 4-4-4-4-3, 4-4-4-1) or 4-6-4/5.
+    Lists of order numbers or amounts ("123456 789012 345678") are not checked as cards."""
+    if not 13 <= sum(lengths) <= 19:
+        return False
+    return all(length == 4 for length in lengths[:-1]) or lengths in ([4, 6, 4], [4, 6, 5])
+
+
 def _card_number(text: str) -> bool:
     text = _IBAN.sub(lambda m: " " if _iban_ok(m.group()) else m.group(), text)
+    candidates = 0  # past _LONG_RUN card-shaped windows one passes Luhn with near certainty
     for match in _NUMBER.finditer(text):
-        digits = "".join(char for char in match.group() if char.isdecimal())
-        if len(digits) < 13:
-            continue
-        if len(digits) > _LONG_RUN:
-            return True
-        for length in range(13, min(19, len(digits)) + 1):
-            for start in range(len(digits) - length + 1):
-                window = digits[start : start + length]
-                if window[0] != "0" and _luhn_ok(window):
+        groups = _DIGIT_GROUP.findall(match.group())
+        for first, group in enumerate(groups):
+            if len(group) > _LONG_RUN:
+                return True
+            for length in range(13, min(19, len(group)) + 1):
+                for start in range(len(group) - length + 1):
+                    window = group[start : start + length]
+                    if window[0] != "0" and _luhn_ok(window):
+                        return True
+            if len(group) != 4:
+                continue  # every grouped layout starts with four digits
+            for last in range(first + 1, min(first + 5, len(groups))):
+                lengths = [len(g) for g in groups[first : last + 1]]
+                window = "".join(groups[first : last + 1])
+                if not _card_layout(lengths) or window[0] == "0":
+                    continue
+                candidates += 1
+                if candidates > _LONG_RUN or _luhn_ok(window):
                     return True
     return False
 
@@ -129,8 +203,24 @@ def _is_value(token: str) -> bool:
     return bool(value) and value.casefold() not in _DESCRIPTIONS
 
 
+def _made_up(token: str) -> bool:
+    value = token.strip(_STRIP)
+    return len(value) >= 6 and not value.isalpha() and _is_value(value)
+
+
 def _phrase(text: str) -> str:
-    if not _ANY_NOUN.search(text.lower()):
+    lowered = text.lower()
+    if _WEAK_HINT.search(lowered):
+        if _AUTHORIZATION.search(text):
+            return "token"
+        for match in _CONFIG_ASSIGNMENT.finditer(text):
+            strong = match.group("noun").lower() not in ("token", "secret")
+            if (_is_value if strong else _made_up)(match.group("value")):
+                return "password"
+        for match in _WEAK_ASSIGNMENT.finditer(text):
+            if _made_up(match.group("value")):
+                return "password"
+    if not _ANY_NOUN.search(lowered):
         return ""  # the common case, decided by one scan
     if _ALWAYS.search(text):
         return "recovery code"
@@ -160,7 +250,14 @@ class SecretDetector:
             return ""
         # Full-width letters and digits read as plain ones; invisible characters are dropped.
         text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
-        found = _phrase(text)
+        found = self._plain_kind(text)
+        if found:
+            return found
+        decoded = _decoded(text)
+        return self._plain_kind(decoded) if decoded else ""
+
+    def _plain_kind(self, text: str) -> str:
+        found = _phrase(text.translate(_LOOK_ALIKES))
         if found:
             return found
         if _card_number(text):

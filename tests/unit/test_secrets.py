@@ -81,6 +81,31 @@ SECRETS = [
     "\uff50\uff57 is hunter2",  # full-width "pw"
     "\uff14\uff11\uff11\uff11 1111 1111 1111",  # full-width digits
     "\u0664\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661",
+    # disguises and forms found by the hostile review
+    "p\u0430ssword is hunter2",  # Cyrillic a
+    "my pa\u0455\u0455word: letmein",  # Cyrillic dze
+    "passw\u03bfrd = letmein",  # Greek omicron
+    "4111_1111_1111_1111",
+    "4111,1111,1111,1111",
+    "4111  1111  1111  1111",
+    "4111 - 1111 - 1111 - 1111",
+    "4111\n1111\n1111\n1111",
+    "4111+1111+1111+1111",
+    "4111:1111:1111:1111",
+    "card4111111111111111",
+    "SLACK_TOKEN=abc123def",
+    '{"db_pwd": "hunter2"}',
+    "the secret is hunter2",
+    "the token is abc123xyz",
+    "pass: hunter2",
+    "passwrd: hunter2",
+    "das Passwort lautet hunter2",
+    "le mot de passe est hunter2",
+    "TOTP seed JBSWY3DPEHPK3PXP",
+    "Authorization: Bearer abc.def.ghi",
+    "Authorization: Basic Ym9iOmh1bnRlcjI=",
+    "cGFzc3dvcmQ6IGh1bnRlcjI=",  # base64 of a password line
+    "password%3Dhunter2",
 ]
 
 LOOK_ALIKES = [
@@ -104,6 +129,15 @@ LOOK_ALIKES = [
     "pin the meeting to 3pm",
     "Dana prefers email; her manager is Chris.",
     "internationalization and localization strategies",
+    "orders 123456 789012 345678 901234",
+    "orders 123456, 789012, 345678, 901234, 567890",
+    "Q3 quantities 12 15 18 20 22 25 31 40 12 15 18 20 22 25 31 40 12 15 18 20 22 25 31 40 "
+    "12 15 18 20 22 25 31 40 12 15 18 20",
+    "The secret is persistence",
+    "boarding pass is ready",
+    "token_count=5",
+    "author: Dana",
+    "\u043f\u0430\u0440\u043e\u043b\u044c \u0441\u043c\u0435\u043d\u0451\u043d",  # Russian prose
 ]
 
 
