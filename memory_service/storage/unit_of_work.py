@@ -77,6 +77,9 @@ def _sqlite_engine(url: str) -> Engine:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")
+        # Freed pages are zeroed: a dropped import archive (or any deleted memory text) leaves
+        # no bytes in the file, whatever default the SQLite library was built with.
+        cursor.execute("PRAGMA secure_delete=ON")
         cursor.close()
 
     @event.listens_for(engine, "begin")

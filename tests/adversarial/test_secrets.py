@@ -14,6 +14,7 @@ import json
 import random
 import sqlite3
 import string
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -346,3 +347,32 @@ def test_forms_that_used_to_pass_are_refused_on_create(
         REFUSED, REASON, "revision.value",
     )  # fmt: skip
     assert text not in info.message
+
+
+def test_a_large_archive_with_a_secret_leaves_no_bytes_behind(
+    memory_server: ServerProcess, tenant: str
+) -> None:
+    """An archive over the inline limit is kept in the database until it is parsed, then
+    dropped; on SQLite the freed pages kept its bytes (the secret too) in the file."""
+    mara = memory_server.client(tenant, "mara")
+    needle = "Qv" + _random(string.ascii_letters + string.digits, 14)
+    filler = " " * (300 * 1024)  # no items: nothing written later reuses the freed pages
+    archive = f"- the password for the supplier portal is {needle}\n- likes green tea\n{filler}"
+    archive_bytes = archive.encode()
+    assert len(archive_bytes) > 256 * 1024  # parsed in the background
+    batch = mara.imports.CreateImportBatch(
+        imp_pb.CreateImportBatchRequest(
+            format=imp_pb.ARCHIVE_FORMAT_MEMORY_SUMMARY, archive=archive_bytes
+        ),
+        timeout=60,
+    ).batch
+    deadline = time.monotonic() + 120
+    while batch.state == imp_pb.IMPORT_STATE_PENDING and time.monotonic() < deadline:
+        time.sleep(0.2)
+        batch = mara.imports.GetImportBatch(imp_pb.GetImportBatchRequest(name=batch.name)).batch
+    assert batch.state != imp_pb.IMPORT_STATE_PENDING
+    tables = stored_rows(memory_server.database_url)
+    assert not [t for t, text in tables.items() if needle in text]
+    if memory_server.database_url.startswith("sqlite"):
+        assert needle.encode() not in sqlite_file_bytes(memory_server.database_url)
+    assert needle not in memory_server.log()
