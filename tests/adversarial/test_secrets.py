@@ -335,6 +335,11 @@ def test_every_path_refuses_secrets_and_keeps_none(
         "AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI",
         "4111 1111 1111 1111 12/27 123",
         "4111.1111.1111.1111",
+        "p\u0430ssword is hunter2",  # Cyrillic a
+        "4111_1111_1111_1111",
+        "SLACK_TOKEN=abc123def",
+        "cGFzc3dvcmQ6IGh1bnRlcjI=",  # base64 of a password line
+        "password%3Dhunter2",
     ],
 )
 def test_forms_that_used_to_pass_are_refused_on_create(
