@@ -38,6 +38,10 @@ CHANNEL_OPTIONS = [
 ]
 HEALTH_POLL_SECONDS = 0.2
 HEALTH_CHECK_TIMEOUT = 1.0
+# Health is answered off the model thread in milliseconds even under ingest: this many checks
+# in a row missing their timeout mean a stuck process (SIGSTOP, a wedged event loop), which
+# callers without a deadline of their own would otherwise each wait a full search timeout for.
+HUNG_AFTER_MISSED_CHECKS = 2
 # Codes that say the sidecar (not one item) is the problem: index writes then wait for it.
 UNREACHABLE = frozenset(
     {
@@ -76,7 +80,9 @@ class CircuitBreaker:
     missed deadlines alone open it only when every call misses (a hung sidecar). Open, it
     refuses calls for `reset_seconds`, then lets one trial through (half-open) whose outcome
     closes or re-opens it; `serving()` (the sidecar's health said SERVING) allows that trial at
-    once, so recall comes back as soon as the sidecar does.
+    once, so recall comes back as soon as the sidecar does. `trip()` (the health poll says the
+    sidecar is down or stuck) opens it and holds back the trial while the poll keeps saying so:
+    a trial against a stuck sidecar would cost its caller a whole timeout.
     """
 
     def __init__(
@@ -134,9 +140,10 @@ class CircuitBreaker:
                 self._opened_at = now
 
     def trip(self) -> None:
-        """The sidecar is known to be down (its health said so, or the connection broke)."""
+        """The sidecar is known to be down or stuck (its health said so): open, and restart the
+        wait for a trial, so none goes out before the health poll sees it SERVING again."""
         with self._lock:
-            if self._opened_at is None:
+            if not self._trial_running:
                 self._opened_at = self._clock()
 
     def serving(self) -> None:
@@ -228,19 +235,30 @@ class RetrievalClient:
 
     def _watch(self) -> None:
         """Polls the sidecar's health: SERVING after anything else lets recall's trial through
-        and wakes the index writers at once; refused connections or NOT_SERVING open the
-        breaker. (Polling `Check`, not `Watch`: the sidecar's health servicer answers `Watch`
-        through the tracing interceptor badly, and a poll also notices a silent restart.)"""
+        and wakes the index writers at once; refused connections, NOT_SERVING or checks that
+        keep timing out (a stuck process) open the breaker. (Polling `Check`, not `Watch`: the
+        sidecar's health servicer answers `Watch` through the tracing interceptor badly, and a
+        poll also notices a silent restart.)"""
         health = health_pb2_grpc.HealthStub(self._raw_channel)
         request = health_pb2.HealthCheckRequest(service=SIDECAR_SERVICE)
         serving = False
+        missed = 0
         while not self._closed.wait(HEALTH_POLL_SECONDS):
             try:
                 status = health.Check(request, timeout=HEALTH_CHECK_TIMEOUT).status
+                missed = 0
             except grpc.RpcError as error:
                 code = error.code() if isinstance(error, grpc.Call) else None
                 if code is grpc.StatusCode.DEADLINE_EXCEEDED:
-                    continue  # hung or busy: the calls themselves tell the breaker
+                    missed += 1
+                    if missed < HUNG_AFTER_MISSED_CHECKS:
+                        continue  # one late answer may be a busy machine
+                    if serving:
+                        log.warning("sidecar health checks time out: treating it as hung")
+                    serving = False
+                    self.breaker.trip()
+                    continue
+                missed = 0
                 status = health_pb2.HealthCheckResponse.NOT_SERVING
                 if code is not grpc.StatusCode.UNAVAILABLE and serving:
                     log.warning("sidecar health check failed: %s", error)

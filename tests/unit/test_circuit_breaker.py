@@ -136,3 +136,18 @@ def test_once_open_a_refusal_costs_microseconds() -> None:
     for _ in range(10_000):
         assert not b.allow()
     assert (time.perf_counter() - started) / 10_000 < 0.0002
+
+
+def test_a_health_poll_that_keeps_tripping_holds_the_trial_back() -> None:
+    """A stuck sidecar: every trial would cost its caller a whole timeout, so none goes out
+    while the health poll still says so, however long past `reset_seconds`."""
+    clock = Clock()
+    b = breaker(clock, reset_seconds=2)
+    for _ in range(20):
+        b.trip()
+        clock.now += 1.2  # one poll whose check timed out
+        assert not b.allow()
+    b.serving()
+    assert b.allow()
+    b.record(Outcome.OK)
+    assert not b.is_open
