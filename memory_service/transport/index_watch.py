@@ -24,14 +24,17 @@ from memory_service.transport.retrieval_client import RetrievalClient
 
 log = logging.getLogger(__name__)
 INCOMPLETE = "INDEX_INCOMPLETE"
+UNCHECKED = "INDEX_UNCHECKED"
 RECHECK_INCOMPLETE_SECONDS = 1.0
 
 
 @dataclass
 class _Verdict:
     reason: str | None  # None: complete (or not checked yet)
-    checked_at: float
-    running: bool = False
+    checked_at: float  # when the check behind `reason` finished
+    began_at: float  # and when it began: it saw the index as of then
+    running: threading.Event | None = None  # set when the check under way finishes
+    running_began: float = float("-inf")
 
 
 class IndexWatch:
@@ -52,28 +55,55 @@ class IndexWatch:
         self._verdicts: dict[str, _Verdict] = {}
         self._checks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-watch")
 
-    def incomplete(self, tenant_id: str) -> str | None:
+    def incomplete(
+        self, tenant_id: str, wait_until: float | None = None, since: float | None = None
+    ) -> str | None:
         """The reason recall must degrade for this tenant, from the last check; starts a new
-        check when that one is older than the interval (sooner while incomplete)."""
-        now = self._clock()
-        with self._lock:
-            verdict = self._verdicts.get(tenant_id)
-            if verdict is None:
-                verdict = self._verdicts[tenant_id] = _Verdict(None, float("-inf"))
-            due = RECHECK_INCOMPLETE_SECONDS if verdict.reason else self._interval
-            if not verdict.running and now - verdict.checked_at >= due:
-                verdict.running = True
-                self._checks.submit(self._check, tenant_id)
-            return verdict.reason
+        check when that one is older than the interval (sooner while incomplete).
 
-    def _check(self, tenant_id: str) -> None:
+        Two answers cannot come from an old verdict, so they wait (until `wait_until`, a
+        `time.monotonic()` instant) for a check, and degrade when none finishes in time: the
+        first recall of a tenant (there is no verdict yet: a memory service started against an
+        emptied index would otherwise answer its first recalls from it), and, with `since`, a
+        search that found nothing, which only a check begun at or after `since` may confirm (a
+        wipe between two checks would otherwise be answered as a confident empty list).
+        """
+        while True:
+            now = self._clock()
+            with self._lock:
+                verdict = self._verdicts.get(tenant_id)
+                if verdict is None:
+                    verdict = self._verdicts[tenant_id] = _Verdict(
+                        None, float("-inf"), float("-inf")
+                    )
+                oldest = float("-inf") if since is None else since
+                settled = verdict.checked_at > float("-inf") and verdict.began_at >= oldest
+                due = RECHECK_INCOMPLETE_SECONDS if verdict.reason else self._interval
+                stale = now - verdict.checked_at >= due
+                if verdict.running is None and (stale or not settled):
+                    verdict.running = threading.Event()
+                    verdict.running_began = now
+                    self._checks.submit(self._check, tenant_id, verdict.running, now)
+                if settled or wait_until is None:
+                    return verdict.reason
+                running = verdict.running
+                fits = running is not None and verdict.running_began >= oldest
+            left = wait_until - self._clock()
+            if running is None or left <= 0:
+                return f"{UNCHECKED}: the search index of this tenant is being checked"
+            running.wait(left)
+            if not fits and not running.is_set():
+                return f"{UNCHECKED}: the search index of this tenant is being checked"
+
+    def _check(self, tenant_id: str, done: threading.Event, began: float) -> None:
         reason: str | None = None
         try:
             reason = self._examine(tenant_id)
         except Exception as error:  # the sidecar down is the breaker's business, not ours
             log.debug("index check of tenant %s failed: %s", tenant_id, error)
         with self._lock:
-            self._verdicts[tenant_id] = _Verdict(reason, self._clock())
+            self._verdicts[tenant_id] = _Verdict(reason, self._clock(), began)
+        done.set()
 
     def _examine(self, tenant_id: str) -> str | None:
         now = utcnow()

@@ -93,16 +93,23 @@ class Recaller:
         try:
             if self.search is None:
                 raise SearchUnavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
-            incomplete = self.watch.incomplete(identity.tenant_id) if self.watch else None
-            if incomplete is not None:
+            search_deadline = None if deadline is None else self._search_deadline(deadline)
+            wait_until = search_deadline or time.monotonic() + self.search.search_timeout
+            if self.watch and (incomplete := self.watch.incomplete(identity.tenant_id, wait_until)):
                 raise SearchUnavailable(incomplete)
+            searched_at = time.monotonic()
             candidates = self.search.search(
                 identity.tenant_id,
                 query,
                 min(limit * CANDIDATE_OVERFETCH, MAX_CANDIDATES),
                 scopes,
-                None if deadline is None else self._search_deadline(deadline),
+                search_deadline,
             )
+            # An empty list is only said with confidence after a check the search preceded.
+            if not candidates and self.watch:
+                incomplete = self.watch.incomplete(identity.tenant_id, wait_until, searched_at)
+                if incomplete:
+                    raise SearchUnavailable(incomplete)
         except SearchUnavailable as unavailable:
             return unavailable
         started = time.monotonic()

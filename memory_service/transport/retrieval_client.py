@@ -189,6 +189,11 @@ class RetrievalClient:
         self._closed = threading.Event()
         self._watcher = threading.Thread(target=self._watch, name="sidecar-health", daemon=True)
 
+    @property
+    def search_timeout(self) -> float:
+        """How long a search may take when the caller set no deadline."""
+        return self._timeout
+
     def on_serving(self, callback: Callable[[], None]) -> None:
         """`callback` runs whenever the sidecar (re)reports SERVING, e.g. to wake the outbox."""
         self._on_serving.append(callback)
