@@ -236,7 +236,9 @@ class RetrievalClient:
             self.breaker.record(Outcome.SLOW if slow else Outcome.FAILED)
             raise SearchUnavailable(f"search failed: {code.name if code else error}") from error
         self.breaker.record(Outcome.OK)
-        return [Candidate(c.id, c.score, c.revision_number) for c in reply.candidates]
+        # A sidecar answering more than it was asked for gets no more database work than the
+        # limit: every candidate is loaded and checked against the records.
+        return [Candidate(c.id, c.score, c.revision_number) for c in reply.candidates[:limit]]
 
     def _watch(self) -> None:
         """Polls the sidecar's health: SERVING after anything else lets recall's trial through
