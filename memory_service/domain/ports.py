@@ -123,8 +123,9 @@ class IdempotencyRepository(Protocol):
         self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime
     ) -> None: ...
     def record(self, user_id: str, request_id: str, response: bytes, memory_id: str) -> None: ...
-    def redact_memory(self, memory_id: str) -> int:
-        """Drops the stored responses that show this memory, keeping their request ids."""
+    def redact_shown(self, record_ids: list[str]) -> int:
+        """Drops the stored responses that show any of these records (memories or import
+        items), keeping their request ids so a replay answers that the record is gone."""
 
 
 class OverrideRepository(Protocol):
@@ -166,9 +167,13 @@ class ImportRepository(Protocol):
     def cancel_pending(self, user_id: str, lineage_hashes: list[str]) -> int:
         """Withdraws items awaiting review whose text a deletion just removed."""
 
-    def blank_text(self, user_id: str, lineage_hashes: list[str], memory_id: str) -> int:
+    def blank_text(self, user_id: str, lineage_hashes: list[str], memory_id: str) -> list[str]:
         """Erases the text of the user's items of these lineages and of items confirmed into
-        `memory_id`; their hashes stay so a re-import is still recognised."""
+        `memory_id`, and returns their ids; their hashes stay so a re-import is still
+        recognised."""
+
+    def item_ids(self, batch_id: str) -> list[str]:
+        """The ids of every item of the batch."""
 
     def count_items(self, batch_id: str) -> tuple[int, int]:
         """(all items, items confirmed into memory)."""

@@ -476,9 +476,9 @@ class MemoryUseCases:
         subject = memory.scope.id if memory.scope.type is ScopeType.USER else ""
         cancelled = uow.imports.cancel_pending(subject, lineage)
         blanked = uow.imports.blank_text(subject, lineage, memory.id)
-        redacted = uow.idempotency.redact_memory(memory.id)
+        redacted = uow.idempotency.redact_shown([memory.id, *blanked])
         self._schedule_index(uow, memory, now)
-        return memory, self._receipt(memory, now, cancelled, blanked, redacted)
+        return memory, self._receipt(memory, now, cancelled, len(blanked), redacted)
 
     def _receipt(
         self, memory: Memory, now: datetime, cancelled: int, blanked: int, redacted: int

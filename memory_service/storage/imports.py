@@ -137,7 +137,7 @@ class SqlImportRepository(TenantScoped):
         )
         return int(result.rowcount)  # type: ignore[attr-defined]
 
-    def blank_text(self, user_id: str, lineage_hashes: list[str], memory_id: str) -> int:
+    def blank_text(self, user_id: str, lineage_hashes: list[str], memory_id: str) -> list[str]:
         reached = ImportItemRow.memory_id == memory_id
         if user_id and lineage_hashes:
             reached = or_(
@@ -147,13 +147,30 @@ class SqlImportRepository(TenantScoped):
                     ImportItemRow.lineage_hash.in_(lineage_hashes),
                 ),
             )
-        result = self._session.execute(
-            update(ImportItemRow)
-            .where(ImportItemRow.tenant_id == self._tenant_id, reached, ImportItemRow.text != "")
-            .values(text="")
-            .execution_options(synchronize_session=False)
+        ids = list(
+            self._session.scalars(
+                self._select(ImportItemRow, ImportItemRow.id).where(
+                    reached, ImportItemRow.text != ""
+                )
+            )
         )
-        return int(result.rowcount)  # type: ignore[attr-defined]
+        if ids:
+            self._session.execute(
+                update(ImportItemRow)
+                .where(ImportItemRow.tenant_id == self._tenant_id, ImportItemRow.id.in_(ids))
+                .values(text="")
+                .execution_options(synchronize_session=False)
+            )
+        return ids
+
+    def item_ids(self, batch_id: str) -> list[str]:
+        return list(
+            self._session.scalars(
+                self._select(ImportItemRow, ImportItemRow.id).where(
+                    ImportItemRow.batch_id == batch_id
+                )
+            )
+        )
 
     def count_items(self, batch_id: str) -> tuple[int, int]:
         rows = self._session.execute(

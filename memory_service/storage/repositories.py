@@ -573,11 +573,14 @@ class SqlIdempotencyRepository(TenantScoped):
             .values(response=response, memory_id=memory_id or None)
         )
 
-    def redact_memory(self, memory_id: str) -> int:
+    def redact_shown(self, record_ids: list[str]) -> int:
+        if not record_ids:
+            return 0
         result = self._session.execute(
             update(IdempotencyRow)
             .where(
-                IdempotencyRow.tenant_id == self._tenant_id, IdempotencyRow.memory_id == memory_id
+                IdempotencyRow.tenant_id == self._tenant_id,
+                IdempotencyRow.memory_id.in_(record_ids),
             )
             .values(response=b"")
             .execution_options(synchronize_session=False)

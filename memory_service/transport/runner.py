@@ -79,7 +79,7 @@ class Transactions:
                             identity.user_id,
                             request_id,
                             response.SerializeToString(),
-                            memory_shown(response),
+                            record_shown(response),
                         )
                     uow.commit()
                     return response
@@ -117,17 +117,20 @@ class Transactions:
             )
         if stored.redacted:
             raise FailedPrecondition(
-                "the memory this request wrote has since been deleted",
+                "the memory or import item this request showed has since been deleted",
                 reason="MEMORY_DELETED",
             )
         return stored.response
 
 
-def memory_shown(response: ProtoMessage) -> str:
-    """The id of the memory a response shows in its `memory` field, so that deleting the
-    memory can redact the stored response too ('' for responses that show none)."""
-    memory = getattr(response, "memory", None)
-    if memory is None or not response.HasField("memory"):
-        return ""
-    name: str = memory.name
-    return name.removeprefix("memories/") if name.startswith("memories/") else ""
+def record_shown(response: ProtoMessage) -> str:
+    """The id of the record whose text a response carries — a memory in its `memory` field, or
+    else an import item in its `item` field — so that deleting that record (or the memory it
+    became, or its batch) redacts the stored response too ('' for responses that show none)."""
+    for field in ("memory", "item"):
+        shown = getattr(response, field, None)
+        if shown is not None and response.HasField(field):
+            name: str = shown.name
+            if name.startswith("memories/") or name.startswith("importBatches/"):
+                return name.rsplit("/", 1)[-1]
+    return ""

@@ -212,3 +212,56 @@ def test_after_deletion_the_text_is_in_no_table_but_the_transcript(
         for file in (path, path.with_name(path.name + "-wal")):
             if file.exists():
                 assert only_in_value.encode() not in file.read_bytes(), file
+
+
+def _reject(client: Client, item: str) -> imp_pb.RejectImportItemRequest:
+    return imp_pb.RejectImportItemRequest(name=item, request_id=str(uuid.uuid4()))
+
+
+def test_a_replayed_rejection_of_an_item_whose_lineage_was_deleted_returns_no_text(
+    alice: Client,
+) -> None:
+    secret = token()
+    line = f"I prefer {secret} for lunch"
+    batch = submit_summary(alice, line)
+    (item,) = item_texts_items(alice, batch.name)
+    reject = _reject(alice, item.name)
+    assert secret in alice.imports.RejectImportItem(reject, timeout=10).item.text
+    # Later the user says the same thing in conversation, it is remembered, then deleted.
+    created = create_memory(alice, "lunch", line, request_id=str(uuid.uuid4()))
+    delete(alice, created.memory.name)
+
+    info = expect_error(
+        lambda: alice.imports.RejectImportItem(reject, timeout=10),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "MEMORY_DELETED",
+    )
+    assert secret not in info.message
+    assert secret not in str(info.details)
+
+
+def test_a_replayed_rejection_after_its_batch_was_deleted_returns_no_text(alice: Client) -> None:
+    secret = token()
+    batch = submit_summary(alice, f"I prefer {secret} for lunch")
+    (item,) = item_texts_items(alice, batch.name)
+    reject = _reject(alice, item.name)
+    assert secret in alice.imports.RejectImportItem(reject, timeout=10).item.text
+    alice.imports.DeleteImportBatch(
+        imp_pb.DeleteImportBatchRequest(name=batch.name, request_id=str(uuid.uuid4())), timeout=10
+    )
+
+    info = expect_error(
+        lambda: alice.imports.RejectImportItem(reject, timeout=10),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "MEMORY_DELETED",
+    )
+    assert secret not in info.message
+    assert secret not in str(info.details)
+
+
+def item_texts_items(client: Client, batch: str) -> list[imp_pb.ImportItem]:
+    return list(
+        client.imports.ListImportItems(
+            imp_pb.ListImportItemsRequest(parent=batch, page_size=100), timeout=10
+        ).items
+    )

@@ -379,6 +379,7 @@ class ImportUseCases:
     ) -> tuple[int, DeletionReceipt]:
         self.get(uow, identity, batch_id)
         removed, confirmed = uow.imports.count_items(batch_id)
+        uow.idempotency.redact_shown(uow.imports.item_ids(batch_id))
         uow.imports.remove_batch(batch_id)
         return removed, delete_batch_receipt(removed, confirmed, now, backup_days)
 
