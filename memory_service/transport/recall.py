@@ -3,6 +3,7 @@ records decide, inside the caller's read transaction; degraded when search is un
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -27,11 +28,17 @@ degraded_counter = metrics.get_meter("memory_service").create_counter(
 )
 
 
+NO_DEADLINE_SECONDS = 24 * 3600  # longer than this is a caller that set no deadline
+
+
 def caller_deadline(context: grpc.ServicerContext) -> float | None:
     """The caller's deadline as a `time.monotonic()` instant, taken when the call starts, so
     work done before recall (the context build, scope lookups) counts against it."""
     remaining = context.time_remaining()
-    return None if remaining is None else time.monotonic() + remaining
+    # gRPC reports a call without a deadline as an infinite (or absurdly long) time remaining.
+    if remaining is None or not math.isfinite(remaining) or remaining > NO_DEADLINE_SECONDS:
+        return None
+    return time.monotonic() + remaining
 
 
 class ReplyMargin:

@@ -391,3 +391,13 @@ def test_proposal_decisions_and_outbox_lag_are_searchable_in_traces(
         return bool(decided and drained)
 
     assert found(otlp.wait_for(found)), "decision and outbox lag attributes were exported"
+
+
+def test_a_caller_without_a_deadline_gets_recall_not_internal(mara: Client) -> None:
+    """gRPC reports a call without a deadline as an infinite time remaining; recall must treat
+    it as no deadline (a tenant's first recall once overflowed a wait and answered INTERNAL)."""
+    create_pref(mara, "lunch", "vegetarian, no mushrooms")
+    request = memory_service_pb2.RecallMemoriesRequest(query="what does she eat for lunch?")
+    mara.memories.RecallMemories(request)  # the tenant's first recall: must not fail
+    until_recalled(mara, "what does she eat for lunch?", "vegetarian, no mushrooms")
+    assert "vegetarian, no mushrooms" in recalled_values(mara.memories.RecallMemories(request))
