@@ -73,7 +73,7 @@ def main() -> None:
                 provenance=pb.Provenance(
                     method=pb.PROVENANCE_METHOD_USER_STATEMENT,
                     transcript_message=evidence,
-                    quote="morning meetings",
+                    quote="I prefer morning meetings",
                 ),
             ),
             request_id=str(uuid.uuid4()),
