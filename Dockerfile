@@ -9,13 +9,15 @@ COPY pyproject.toml ./
 COPY memory_service ./memory_service
 COPY retrieval_service ./retrieval_service
 COPY protos ./protos
+COPY scripts/google_protos.py ./scripts/google_protos.py
 # torch 2.13.0: point pip at a CPU-only wheel source (PIP_EXTRA_INDEX_URL build arg) to avoid
 # the multi-GB CUDA build.
 ARG PIP_EXTRA_INDEX_URL=""
 RUN pip install --no-cache-dir "torch==2.13.0" \
  && pip install --no-cache-dir ".[dev]" \
  && mkdir -p /opt/gen \
- && python -m grpc_tools.protoc -Iprotos --python_out=/opt/gen --grpc_python_out=/opt/gen \
+ && python scripts/google_protos.py /opt/protos \
+ && python -m grpc_tools.protoc -Iprotos -I/opt/protos --python_out=/opt/gen --grpc_python_out=/opt/gen \
       $(find protos -name '*.proto') \
  && find /opt/gen -mindepth 1 -type d -exec touch {}/__init__.py \; \
  && echo /opt/gen > "$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/crmmem_gen.pth"

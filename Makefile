@@ -3,12 +3,14 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 GEN    := build/gen
+# google/api and google/rpc protos, copied from the installed googleapis-common-protos (never committed).
+GOOGLE := build/protos
 PROTOS := $(shell find protos -name '*.proto' | sort)
 INSTALLED := $(VENV)/.installed
 
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test venv gen lint format unit token quickstart demo bench fuzz soak node clean
+.PHONY: run test venv gen breaking lint format unit token quickstart demo bench fuzz soak node clean
 
 run: gen
 	BIN=$(BIN) scripts/run-local.sh
@@ -34,17 +36,28 @@ $(INSTALLED): pyproject.toml
 
 gen: $(GEN)/.stamp
 
-$(GEN)/.stamp: $(INSTALLED) $(PROTOS)
+# The google/* imports resolve against $(GOOGLE); their Python modules come from the installed package.
+$(GEN)/.stamp: $(INSTALLED) $(PROTOS) scripts/google_protos.py
 	rm -rf $(GEN) && mkdir -p $(GEN)
-	$(BIN)/python -m grpc_tools.protoc -Iprotos --python_out=$(GEN) --grpc_python_out=$(GEN) \
+	$(BIN)/python -m scripts.google_protos $(GOOGLE)
+	$(BIN)/python -m grpc_tools.protoc -Iprotos -I$(GOOGLE) --python_out=$(GEN) --grpc_python_out=$(GEN) \
 		--mypy_out=$(GEN) --mypy_grpc_out=$(GEN) $(PROTOS)
 	find $(GEN) -mindepth 1 -type d -exec touch {}/__init__.py \;
 	echo "$(abspath $(GEN))" > "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/crmmem_gen.pth"
 	touch $@
 
+# buf breaking against AGAINST (default the previous commit): that commit's protos/ beside today's
+# buf.yaml and $(GOOGLE), since the vendored google protos are not in git.
+AGAINST ?= HEAD~1
+breaking: gen
+	rm -rf build/against && mkdir -p build/against/$(dir $(GOOGLE))
+	git archive $(AGAINST) protos | tar -x -C build/against
+	cp buf.yaml build/against/ && cp -r $(GOOGLE) build/against/$(dir $(GOOGLE))
+	$(BIN)/buf breaking --against build/against
+
 lint: gen
 	$(BIN)/buf lint
-	if git rev-parse -q --verify HEAD~1 >/dev/null; then $(BIN)/buf breaking --against '.git#ref=HEAD~1'; fi
+	if git rev-parse -q --verify $(AGAINST) >/dev/null; then $(MAKE) --no-print-directory breaking; fi
 	$(BIN)/ruff check memory_service retrieval_service tests bench scripts examples
 	$(BIN)/ruff format --check memory_service retrieval_service tests bench scripts examples
 	$(BIN)/mypy

@@ -32,3 +32,7 @@ def test_node_client_creates_corrects_reads_and_builds_a_context(
     assert summary["revisions"] == "2"
     assert summary["context_memories"] == ["prefers afternoon meetings"]
     assert summary["stale_etag"] == "ABORTED"
+    # google.rpc.Status details decode from the vendored google/rpc protos, nothing hand-declared.
+    assert summary["stale_reason"] == "ETAG_MISMATCH"
+    assert summary["current_etag"]
+    assert summary["current_memory"] == summary["current_etag"]
