@@ -4,7 +4,7 @@ is made) and a scanner for secret key formats."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -142,6 +142,19 @@ class OverrideRepository(Protocol):
         """Unexpired overrides of the parent, by `author_user_id` only unless it is None."""
 
 
+class UsageRepository(Protocol):
+    def last_used(self, memory_ids: list[str]) -> dict[str, datetime]:
+        """When each of these memories was last used in a context or a recall (absent: not
+        since usage tracking began). Written in batches, so a few seconds behind the reads."""
+
+
+class UsageStore(Protocol):
+    """Usage across tenants, for the worker that flushes what reads noted."""
+
+    def record(self, uses: Mapping[tuple[str, str], datetime]) -> None:
+        """(tenant, memory id) -> time of use; a stored time only ever moves forward."""
+
+
 class CustomerRepository(Protocol):
     def upsert(self, customer: Customer, match_name: str) -> Customer: ...
     def get(self, customer_id: str) -> Customer | None: ...
@@ -267,6 +280,8 @@ class UnitOfWork(Protocol):
     def customers(self) -> CustomerRepository: ...
     @property
     def imports(self) -> ImportRepository: ...
+    @property
+    def usage(self) -> UsageRepository: ...
 
     def commit(self) -> None: ...
 

@@ -279,3 +279,17 @@ class ImportItemRow(Base):
         Index("ix_import_items_lineage", "tenant_id", "user_id", "lineage_hash"),
         Index("ix_import_items_memory", "tenant_id", "memory_id"),
     )
+
+
+class MemoryUsageRow(Base):
+    """When a memory was last used in a context or a recall. Kept apart from `memories` so the
+    batched usage writes never contend with corrections for the memory's row; a memory with
+    no row has not been used since usage tracking began."""
+
+    __tablename__ = "memory_usage"
+
+    tenant_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    memory_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    last_used_time: Mapped[datetime] = mapped_column(UtcDateTime)
+
+    __table_args__ = (Index("ix_memory_usage_last_used", "tenant_id", "last_used_time"),)

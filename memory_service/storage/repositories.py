@@ -53,6 +53,7 @@ from memory_service.storage.models import (
     ImportBatchRow,
     ImportItemRow,
     MemoryRow,
+    MemoryUsageRow,
     MessageRow,
     OutboxRow,
     OverrideRow,
@@ -71,6 +72,7 @@ Row = TypeVar(
     CustomerRow,
     ImportBatchRow,
     ImportItemRow,
+    MemoryUsageRow,
 )
 IN_CLAUSE_CHUNK = 500
 

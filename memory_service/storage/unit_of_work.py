@@ -30,6 +30,7 @@ from memory_service.storage.repositories import (
     SqlOverrideRepository,
     SqlTranscriptRepository,
 )
+from memory_service.storage.usage import SqlUsageRepository, SqlUsageStore
 
 READ_ONLY = "crmmem_read_only"
 
@@ -132,6 +133,7 @@ class SqlUnitOfWork:
         self.overrides = SqlOverrideRepository(session, tenant_id)
         self.customers = SqlCustomerRepository(session, tenant_id)
         self.imports = SqlImportRepository(session, tenant_id)
+        self.usage = SqlUsageRepository(session, tenant_id)
 
     def commit(self) -> None:
         try:
@@ -187,6 +189,9 @@ class SqlUnitOfWorkFactory:
 
     def import_queue(self) -> SqlImportQueue:
         return SqlImportQueue(self.maintenance)
+
+    def usage_store(self) -> SqlUsageStore:
+        return SqlUsageStore(self.maintenance)
 
 
 def _rollback(session: Session) -> None:
