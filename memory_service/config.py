@@ -56,6 +56,8 @@ class Settings:
     import_worker: bool = True
     import_poll_seconds: float = 2.0
     import_lease_seconds: float = 600.0
+    usage_tracking: bool = True
+    usage_flush_seconds: float = 2.0
 
     @classmethod
     def from_env(cls, serving: bool = True) -> Settings:
@@ -119,7 +121,16 @@ class Settings:
             import_worker=_flag("MEMORY_IMPORT_WORKER", True),
             import_poll_seconds=float(os.environ.get("MEMORY_IMPORT_POLL_SECONDS", "2")),
             import_lease_seconds=float(os.environ.get("MEMORY_IMPORT_LEASE_SECONDS", "600")),
+            usage_tracking=_flag("MEMORY_USAGE_TRACKING", True),
+            usage_flush_seconds=_positive("MEMORY_USAGE_FLUSH_SECONDS", "2"),
         )
+
+
+def _positive(name: str, default: str) -> float:
+    value = float(os.environ.get(name, default))
+    if not value > 0:
+        raise ConfigError(f"{name} must be a positive number of seconds")
+    return value
 
 
 def _optional_address(value: str) -> str:

@@ -4,7 +4,7 @@ is made) and a scanner for secret key formats."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -153,6 +153,19 @@ class UsageStore(Protocol):
 
     def record(self, uses: Mapping[tuple[str, str], datetime]) -> None:
         """(tenant, memory id) -> time of use; a stored time only ever moves forward."""
+
+
+class UsageLog(Protocol):
+    """Where reads note the memories they used; written later, never on the read path."""
+
+    def note(self, tenant_id: str, memory_ids: Iterable[str], when: datetime) -> None: ...
+
+
+class NoUsageLog:
+    """Usage tracking turned off (`MEMORY_USAGE_TRACKING=0`)."""
+
+    def note(self, tenant_id: str, memory_ids: Iterable[str], when: datetime) -> None:
+        return None
 
 
 class CustomerRepository(Protocol):

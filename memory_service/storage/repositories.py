@@ -868,6 +868,7 @@ def purge_deletion_markers(session: Session, older_than: datetime) -> int:
         MemoryRow.live.is_(None), MemoryRow.delete_time < older_than
     )
     session.execute(delete(RevisionRow).where(RevisionRow.memory_id.in_(expired)))
+    session.execute(delete(MemoryUsageRow).where(MemoryUsageRow.memory_id.in_(expired)))
     result = session.execute(
         delete(MemoryRow).where(MemoryRow.live.is_(None), MemoryRow.delete_time < older_than)
     )

@@ -10,7 +10,7 @@ from opentelemetry import trace
 from memory_service.domain.context import Context, ContextBuilder, scope_selectors
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.overrides import OverrideUseCases
-from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.ports import NoUsageLog, UnitOfWork, UsageLog
 from memory_service.domain.proposals import ProposalUseCases
 from memory_service.domain.recall import RecallResult
 from memory_service.transport import convert
@@ -32,12 +32,14 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         proposals: ProposalUseCases,
         overrides: OverrideUseCases,
         recaller: Recaller,
+        usage: UsageLog | None = None,
     ) -> None:
         super().__init__(authenticator, transactions)
         self.builder = builder
         self.proposals = proposals
         self.overrides = overrides
         self.recaller = recaller
+        self.usage = usage or NoUsageLog()
 
     @rpc
     def BuildContext(
@@ -66,6 +68,7 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
             return built, outcome
 
         built, outcome = self.tx.read(identity, work)
+        self.usage.note(identity.tenant_id, (m.id for m, _ in built.memories), utcnow())
         response = cc.context_proto(built)
         span = trace.get_current_span()
         span.set_attribute("crmmem.context.memories", len(built.memories))

@@ -13,8 +13,8 @@ import grpc
 from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from opentelemetry import metrics, trace
 
-from memory_service.domain.model import Identity
-from memory_service.domain.ports import UnitOfWork, Visibility
+from memory_service.domain.model import Identity, utcnow
+from memory_service.domain.ports import NoUsageLog, UnitOfWork, UsageLog, Visibility
 from memory_service.domain.recall import RecallResult, RecallUseCases, ScopeHint
 from memory_service.transport import convert
 from memory_service.transport.index_watch import IndexWatch
@@ -74,11 +74,13 @@ class Recaller:
         search: RetrievalClient | None,
         margin: ReplyMargin | None = None,
         watch: IndexWatch | None = None,
+        usage: UsageLog | None = None,
     ) -> None:
         self.recall = recall
         self.search = search
         self.margin = margin or ReplyMargin()
         self.watch = watch
+        self.usage = usage or NoUsageLog()
 
     def run(
         self,
@@ -125,6 +127,7 @@ class Recaller:
             span.set_attribute("crmmem.recall.candidates", len(candidates))
             span.set_attribute("crmmem.recall.dropped", result.dropped_count)
         self.margin.observe(time.monotonic() - started)
+        self.usage.note(identity.tenant_id, (m.id for m, _ in result.memories), utcnow())
         return result
 
     def _search_deadline(self, deadline: float) -> float:

@@ -66,6 +66,7 @@ from memory_service.transport.runner import Transactions
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
 from memory_service.workers.imports import ImportRunner
 from memory_service.workers.outbox import OutboxWorker
+from memory_service.workers.usage import UsageRecorder
 
 log = logging.getLogger(__name__)
 MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024
@@ -90,6 +91,7 @@ class RunningServer:
     imports: ImportRunner
     database_watch: DatabaseWatch
     watch: IndexWatch | None = None
+    usage: UsageRecorder | None = None
 
     def stop(self, grace: float, drain: float = 0.0) -> None:
         """Report NOT_SERVING first and keep answering for `drain` seconds, so balancers and
@@ -100,6 +102,8 @@ class RunningServer:
         time.sleep(drain)
         self.server.stop(grace).wait()
         self.imports.stop()
+        if self.usage is not None:
+            self.usage.stop()  # writes the uses noted since the last flush
         if self.worker is not None:
             self.worker.stop()
         if self.watch is not None:
@@ -175,8 +179,13 @@ def build_server(
             settings.index_check_seconds,
             on_queued=worker.wake if worker is not None else lambda: None,
         )
+    usage = (
+        UsageRecorder(units.usage_store(), settings.usage_flush_seconds)
+        if settings.usage_tracking
+        else None
+    )
     recaller = Recaller(
-        RecallUseCases(policy), search, ReplyMargin(settings.recall_margin_seconds), watch
+        RecallUseCases(policy), search, ReplyMargin(settings.recall_margin_seconds), watch, usage
     )
     secrets = SecretDetector(DetectSecretsScanner())  # one secret rule for every write path
     memory_use_cases = MemoryUseCases(
@@ -208,6 +217,7 @@ def build_server(
             ),
             overrides,
             recaller,
+            usage,
         ),
         server,
     )
@@ -244,6 +254,17 @@ def build_server(
         worker.start()
     if settings.import_worker:
         import_runner.start()
+    if usage is not None:
+        usage.start()
     return RunningServer(
-        server, port, health_servicer, engine, search, worker, import_runner, database_watch, watch
+        server,
+        port,
+        health_servicer,
+        engine,
+        search,
+        worker,
+        import_runner,
+        database_watch,
+        watch,
+        usage,
     )

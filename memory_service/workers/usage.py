@@ -1,0 +1,88 @@
+"""Records when memories were used, off the read path.
+
+A recall or a context build only notes the ids it returned in a dictionary (a lock and a few
+assignments); this worker writes the notes in one batched upsert every
+`MEMORY_USAGE_FLUSH_SECONDS`, and once more when the service stops. A process killed with
+SIGKILL loses the notes of its last flush interval: a usage time is a hint for review ("unused
+for N days"), never a record of truth, so seconds of loss are the price of a read path that
+never writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from datetime import datetime
+
+from memory_service.domain.ports import UsageStore
+from memory_service.transport.errors import failure_summary
+
+log = logging.getLogger(__name__)
+# Notes waiting while the database is away are bounded: past this, new ones are dropped (and
+# counted), so an outage cannot grow the process without limit.
+MAX_PENDING = 200_000
+
+
+class UsageRecorder:
+    def __init__(self, store: UsageStore, flush_seconds: float = 2.0) -> None:
+        self._store = store
+        self._flush_seconds = flush_seconds
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[str, str], datetime] = {}
+        self.dropped = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="usage-flush", daemon=True)
+
+    def note(self, tenant_id: str, memory_ids: Iterable[str], when: datetime) -> None:
+        """Remembers that these memories were used at `when`; never touches the database."""
+        with self._lock:
+            pending = self._pending
+            for memory_id in memory_ids:
+                key = (tenant_id, memory_id)
+                known = pending.get(key)
+                if known is None:
+                    if len(pending) >= MAX_PENDING:
+                        self.dropped += 1
+                        continue
+                    pending[key] = when
+                elif when > known:
+                    pending[key] = when
+
+    def flush(self) -> int:
+        """Writes what was noted since the last flush; on failure the notes are kept for the
+        next one. Returns how many were written."""
+        with self._lock:
+            batch, self._pending = self._pending, {}
+        if not batch:
+            return 0
+        try:
+            self._store.record(batch)
+        except Exception:
+            with self._lock:  # put them back, keeping any later use noted meanwhile
+                for key, when in batch.items():
+                    known = self._pending.get(key)
+                    if known is None or when > known:
+                        self._pending[key] = when
+            raise
+        return len(batch)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stops the worker and writes what is still pending."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+        try:
+            self.flush()
+        except Exception as error:
+            log.warning("usage times not written at shutdown: %s", failure_summary(error))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._flush_seconds):
+            try:
+                self.flush()
+            except Exception as error:
+                log.warning("usage flush failed, retrying: %s", failure_summary(error))
