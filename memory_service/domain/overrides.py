@@ -21,6 +21,20 @@ from memory_service.domain.secrets import SecretDetector
 
 MAX_OVERRIDE_LIFETIME = timedelta(days=30)
 MIN_TTL_SECONDS = 60
+COLLECTIONS = {ParentType.CONVERSATION: "conversations", ParentType.TASK: "tasks"}
+
+
+def override_name(parent_type: ParentType, parent_id: str, override_id: str) -> str:
+    return f"{COLLECTIONS[parent_type]}/{parent_id}/overrides/{override_id}"
+
+
+def visible_author(identity: Identity, parent_type: ParentType) -> str | None:
+    """Whose overrides on a parent the caller sees (None: everybody's). A conversation is the
+    caller's own (ids are per user), so its overrides are theirs; a task id grants nothing, so
+    callers see the task overrides they made themselves, and admins every task override."""
+    if parent_type is ParentType.TASK and identity.is_admin:
+        return None
+    return identity.user_id
 
 
 @dataclass(frozen=True)
@@ -130,13 +144,32 @@ class OverrideUseCases:
     ) -> list[Override]:
         """For callers that already checked the parent (the context builder)."""
         parent_type, parent_id = parent
-        # A task id grants nothing: callers see the task overrides they made themselves. A
-        # conversation is the caller's own (ids are per user), so its overrides are theirs too.
         # The filter runs in SQL, before the limit, so nobody can crowd out the caller's own.
-        author: str | None = identity.user_id
-        if parent_type is ParentType.TASK and identity.is_admin:
-            author = None
+        author = visible_author(identity, parent_type)
         return uow.overrides.active(parent_type, parent_id, instant, after_id, limit, author)
+
+    @staticmethod
+    def get(uow: UnitOfWork, identity: Identity, name: tuple[ParentType, str, str]) -> Override:
+        """The override `name` names, active or expired, if the caller may see it; NOT_FOUND
+        otherwise, exactly as for an id that does not exist."""
+        parent_type, parent_id, override_id = name
+        override = uow.overrides.get(override_id)
+        author = visible_author(identity, parent_type)
+        if (
+            override is None
+            or (override.parent_type, override.parent_id) != (parent_type, parent_id)
+            or (author is not None and override.author_user_id != author)
+        ):
+            raise NotFound(override_name(*name))
+        return override
+
+    def delete(
+        self, uow: UnitOfWork, identity: Identity, name: tuple[ParentType, str, str]
+    ) -> Override:
+        """Ends an override at once; whoever may read it may delete it."""
+        override = self.get(uow, identity, name)
+        uow.overrides.remove(override.id)
+        return override
 
     @staticmethod
     def require_parent(

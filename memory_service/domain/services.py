@@ -195,16 +195,8 @@ class EvidenceResolver:
             raise InvalidArgument(
                 field, "must look like conversations/{conversation}/messages/{message}"
             )
-        conversation_id, message_id = match.groups()
-        # Message ids are unique in the tenant, so the message is found by id alone (two users
-        # may both have a conversation called `call-1`); the name must still match it, and its
-        # author is the conversation's owner, the only one besides admins who may cite it.
-        message = uow.transcript.get_message(message_id)
-        if (
-            message is None
-            or message.conversation_id != conversation_id
-            or not (identity.is_admin or message.author_user_id == identity.user_id)
-        ):
+        message = readable_message(uow, identity, *match.groups())
+        if message is None:
             raise InvalidArgument(
                 field, f"{name!r} does not resolve to stored evidence", reason="EVIDENCE_NOT_FOUND"
             )
@@ -697,8 +689,34 @@ class MemoryUseCases:
         )
 
 
+def readable_message(
+    uow: UnitOfWork, identity: Identity, conversation_id: str, message_id: str
+) -> Message | None:
+    """The message, if the caller may read or cite it; None as for a message that is missing.
+
+    Message ids are unique in the tenant, so the message is found by id alone (two users may
+    both have a conversation called `call-1`); the name must still match it, and its author is
+    the conversation's owner, the only one besides admins who may read it."""
+    message = uow.transcript.get_message(message_id)
+    if (
+        message is None
+        or message.conversation_id != conversation_id
+        or not (identity.is_admin or message.author_user_id == identity.user_id)
+    ):
+        return None
+    return message
+
+
 class TranscriptUseCases:
     """The audit transcript: append-only evidence, never memory."""
+
+    def get(
+        self, uow: UnitOfWork, identity: Identity, conversation_id: str, message_id: str
+    ) -> Message:
+        message = readable_message(uow, identity, conversation_id, message_id)
+        if message is None:
+            raise NotFound(f"conversations/{conversation_id}/messages/{message_id}")
+        return message
 
     def append(
         self,
@@ -762,6 +780,41 @@ class TranscriptUseCases:
 
 
 class AccessUseCases:
+    def __init__(self, policy: AccessPolicy) -> None:
+        self._policy = policy
+
+    def get_customer(self, uow: UnitOfWork, identity: Identity, customer_id: str) -> Customer:
+        """A registered customer the caller may use (admins: any); NOT_FOUND otherwise,
+        exactly as for a customer that is not registered."""
+        customer = uow.customers.get(customer_id)
+        if customer is None or not self._policy.authorizer.is_allowed(uow, identity, customer_id):
+            raise NotFound(f"customers/{customer_id}")
+        return customer
+
+    def list_customers(
+        self, uow: UnitOfWork, identity: Identity, after_id: str, limit: int
+    ) -> tuple[list[Customer], bool]:
+        among = self._policy.authorizer.allowed_customers(uow, identity)
+        customers = uow.customers.list_after(after_id, limit + 1, among)
+        return customers[:limit], len(customers) > limit
+
+    def delete_customer(self, uow: UnitOfWork, identity: Identity, customer_id: str) -> Customer:
+        """Removes the registration (the display name stops resolving); grants and the
+        customer's memory stay. Admin only."""
+        require_admin(identity)
+        customer = self.get_customer(uow, identity, customer_id)
+        uow.customers.remove(customer_id)
+        return customer
+
+    def get_grant(
+        self, uow: UnitOfWork, identity: Identity, user_id: str, customer_id: str
+    ) -> CustomerGrant:
+        """A grant of the caller's own (admins: any); NOT_FOUND otherwise, as for a missing one."""
+        grant = uow.grants.get(user_id, customer_id)
+        if grant is None or not (identity.is_admin or user_id == identity.user_id):
+            raise NotFound(f"users/{user_id}/customerGrants/{customer_id}")
+        return grant
+
     def grant(
         self, uow: UnitOfWork, identity: Identity, user_id: str, customer_id: str, now: datetime
     ) -> CustomerGrant:

@@ -797,23 +797,37 @@ class SqlOverrideRepository(TenantScoped):
         if after_id:
             statement = statement.where(OverrideRow.id > after_id)
         rows = self._session.execute(statement.order_by(OverrideRow.id).limit(limit))
-        return [
-            Override(
-                id=row.id,
-                tenant_id=row.tenant_id,
-                parent_type=ParentType(row.parent_type),
-                parent_id=row.parent_id,
-                key=row.key,
-                key_context=row.key_context,
-                scope=Scope(ScopeType(row.scope_type), row.scope_id),
-                value=row.value,
-                expire_time=row.expire_time,
-                create_time=row.create_time,
-                author_user_id=row.author_user_id,
-                evidence_ref=row.evidence_ref,
+        return [_override(row) for row in rows]
+
+    def get(self, override_id: str) -> Override | None:
+        row = self._session.execute(
+            self._select(OverrideRow).where(OverrideRow.id == override_id)
+        ).first()
+        return None if row is None else _override(row)
+
+    def remove(self, override_id: str) -> None:
+        self._session.execute(
+            delete(OverrideRow).where(
+                OverrideRow.tenant_id == self._tenant_id, OverrideRow.id == override_id
             )
-            for row in rows
-        ]
+        )
+
+
+def _override(row: Any) -> Override:
+    return Override(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        parent_type=ParentType(row.parent_type),
+        parent_id=row.parent_id,
+        key=row.key,
+        key_context=row.key_context,
+        scope=Scope(ScopeType(row.scope_type), row.scope_id),
+        value=row.value,
+        expire_time=row.expire_time,
+        create_time=row.create_time,
+        author_user_id=row.author_user_id,
+        evidence_ref=row.evidence_ref,
+    )
 
 
 class SqlCustomerRepository(TenantScoped):
@@ -856,6 +870,38 @@ class SqlCustomerRepository(TenantScoped):
             .order_by(CustomerRow.customer_id)
         )
         return [_customer(row) for row in rows]
+
+    def list_after(
+        self, after_id: str, limit: int, among: Collection[str] | None
+    ) -> list[Customer]:
+        """Customers by id after `after_id`; only those in `among` unless it is None."""
+        if among is None:
+            rows = self._session.execute(
+                self._select(CustomerRow)
+                .where(CustomerRow.customer_id > after_id)
+                .order_by(CustomerRow.customer_id)
+                .limit(limit)
+            )
+            return [_customer(row) for row in rows]
+        found: list[Customer] = []
+        for ids in chunks(sorted(i for i in set(among) if i > after_id), IN_CLAUSE_CHUNK):
+            rows = self._session.execute(
+                self._select(CustomerRow)
+                .where(CustomerRow.customer_id.in_(ids))
+                .order_by(CustomerRow.customer_id)
+                .limit(limit - len(found))
+            )
+            found.extend(_customer(row) for row in rows)
+            if len(found) >= limit:
+                break
+        return found
+
+    def remove(self, customer_id: str) -> None:
+        self._session.execute(
+            delete(CustomerRow).where(
+                CustomerRow.tenant_id == self._tenant_id, CustomerRow.customer_id == customer_id
+            )
+        )
 
 
 def _customer(row: Any) -> Customer:

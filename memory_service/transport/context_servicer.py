@@ -147,3 +147,31 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         return ctx_pb.ListOverridesResponse(
             overrides=[cc.override_proto(o) for o in shown], next_page_token=token
         )
+
+    @rpc
+    def GetOverride(
+        self,
+        request: ctx_pb.GetOverrideRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> ctx_pb.GetOverrideResponse:
+        name = cc.parse_override_name(request.name)
+        override = self.tx.read(identity, lambda uow: self.overrides.get(uow, identity, name))
+        return ctx_pb.GetOverrideResponse(override=cc.override_proto(override))
+
+    @rpc
+    def DeleteOverride(
+        self,
+        request: ctx_pb.DeleteOverrideRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> ctx_pb.DeleteOverrideResponse:
+        name = cc.parse_override_name(request.name)
+
+        def work(uow: UnitOfWork) -> ctx_pb.DeleteOverrideResponse:
+            override = self.overrides.delete(uow, identity, name)
+            return ctx_pb.DeleteOverrideResponse(override=cc.override_proto(override))
+
+        return self.tx.write(
+            identity, "DeleteOverride", request, ctx_pb.DeleteOverrideResponse, work
+        )

@@ -35,6 +35,7 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.recall import DropReason, ScopeHint
 from memory_service.domain.services import (
+    MESSAGE_NAME,
     CreateMemory,
     DeletionReceipt,
     MemoryFilter,
@@ -50,6 +51,7 @@ E = TypeVar("E", bound=StrEnum)
 MEMORY_NAME = re.compile(rf"memories/({rules.MEMORY_ID})")
 REVISION_NAME = re.compile(rf"memories/({rules.MEMORY_ID})/revisions/([1-9][0-9]{{0,8}})")
 CONVERSATION_NAME = re.compile(rf"conversations/({rules.CONVERSATION_ID})")
+CUSTOMER_NAME = re.compile(rf"customers/({rules.SUBJECT_ID})")
 GRANT_NAME = re.compile(rf"users/({rules.SUBJECT_ID})/customerGrants/({rules.SUBJECT_ID})")
 ETAG = re.compile(r"v([1-9][0-9]{0,17})")
 MAX_RECALL_LIMIT = 50
@@ -186,6 +188,22 @@ def export_parent(parent: str, field: str = "parent") -> str | None:
     if parent.startswith("users/"):
         return subject_id(parent.removeprefix("users/"), field, required=True)
     raise InvalidArgument(field, "must be `tenant` or users/{user}")
+
+
+def parse_customer_name(name: str, field: str = "name") -> str:
+    match = CUSTOMER_NAME.fullmatch(name)
+    if not match:
+        raise InvalidArgument(field, "must look like customers/{customer}")
+    return match.group(1)
+
+
+def parse_message_name(name: str, field: str = "name") -> tuple[str, str]:
+    match = MESSAGE_NAME.fullmatch(name)
+    if not match:
+        raise InvalidArgument(
+            field, "must look like conversations/{conversation}/messages/{message}"
+        )
+    return match.group(1), match.group(2)
 
 
 def parse_grant_name(name: str, field: str = "name") -> tuple[str, str]:

@@ -19,12 +19,15 @@ from memory_service.domain.context import (
 )
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.model import Memory, Override, ParentType, Scope
-from memory_service.domain.overrides import Expiry, OverrideDraft
+from memory_service.domain.overrides import Expiry, OverrideDraft, override_name
 from memory_service.domain.proposals import Decision, Proposal
 from memory_service.transport import convert
 from memory_service.transport.convert import EnumMap
 
 PARENT_NAME = re.compile(rf"(conversations|tasks)/({rules.CONVERSATION_ID})")
+OVERRIDE_NAME = re.compile(
+    rf"(conversations|tasks)/({rules.CONVERSATION_ID})/overrides/({rules.MEMORY_ID})"
+)
 MAX_WINDOW = 100
 DEFAULT_WINDOW = 10
 
@@ -73,6 +76,18 @@ def parse_parent(name: str, field: str = "parent") -> tuple[ParentType, str]:
         raise InvalidArgument(field, "must look like conversations/{id} or tasks/{id}")
     kind = ParentType.CONVERSATION if match.group(1) == "conversations" else ParentType.TASK
     return kind, match.group(2)
+
+
+def parse_override_name(name: str, field: str = "name") -> tuple[ParentType, str, str]:
+    match = OVERRIDE_NAME.fullmatch(name)
+    if not match:
+        raise InvalidArgument(
+            field,
+            "must look like conversations/{id}/overrides/{override} or "
+            "tasks/{id}/overrides/{override}",
+        )
+    kind = ParentType.CONVERSATION if match.group(1) == "conversations" else ParentType.TASK
+    return kind, match.group(2), match.group(3)
 
 
 def override_scope(scope: pb.Scope, field: str) -> Scope:
@@ -166,9 +181,8 @@ def context_request(request: ctx_pb.BuildContextRequest, instant: datetime) -> C
 
 
 def override_proto(override: Override) -> ctx_pb.Override:
-    prefix = "conversations" if override.parent_type is ParentType.CONVERSATION else "tasks"
     out = ctx_pb.Override(
-        name=f"{prefix}/{override.parent_id}/overrides/{override.id}",
+        name=override_name(override.parent_type, override.parent_id, override.id),
         key=override.key,
         key_context=override.key_context,
         scope=pb.Scope(type=convert.SCOPE_TYPES.proto(override.scope.type), id=override.scope.id),

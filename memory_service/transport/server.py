@@ -201,7 +201,7 @@ def build_server(
         TranscriptServicer(authenticator, transactions, TranscriptUseCases()), server
     )
     access_grpc.add_AccessServiceServicer_to_server(
-        AccessServicer(authenticator, transactions, AccessUseCases()), server
+        AccessServicer(authenticator, transactions, AccessUseCases(policy)), server
     )
     ctx_grpc.add_ContextServiceServicer_to_server(
         ContextServicer(

@@ -427,6 +427,19 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
             next_page_token=page.next_token(messages[-1].sequence) if more else "",
         )
 
+    @rpc
+    def GetMessage(
+        self,
+        request: transcript_pb.GetMessageRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> transcript_pb.GetMessageResponse:
+        conversation_id, message_id = convert.parse_message_name(request.name)
+        message = self.tx.read(
+            identity, lambda uow: self.transcript.get(uow, identity, conversation_id, message_id)
+        )
+        return transcript_pb.GetMessageResponse(message=convert.message_proto(message))
+
 
 class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
     def __init__(
@@ -518,4 +531,64 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         token = page.next_token(grants[-1].user_id, grants[-1].customer_id) if more else ""
         return access_pb.ListCustomerGrantsResponse(
             grants=[convert.grant_proto(g) for g in grants], next_page_token=token
+        )
+
+    @rpc
+    def GetCustomerGrant(
+        self,
+        request: access_pb.GetCustomerGrantRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> access_pb.GetCustomerGrantResponse:
+        user_id, customer_id = convert.parse_grant_name(request.name)
+        grant = self.tx.read(
+            identity, lambda uow: self.access.get_grant(uow, identity, user_id, customer_id)
+        )
+        return access_pb.GetCustomerGrantResponse(grant=convert.grant_proto(grant))
+
+    @rpc
+    def GetCustomer(
+        self,
+        request: access_pb.GetCustomerRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> access_pb.GetCustomerResponse:
+        customer_id = convert.parse_customer_name(request.name)
+        customer = self.tx.read(
+            identity, lambda uow: self.access.get_customer(uow, identity, customer_id)
+        )
+        return access_pb.GetCustomerResponse(customer=convert.customer_proto(customer))
+
+    @rpc
+    def ListCustomers(
+        self,
+        request: access_pb.ListCustomersRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> access_pb.ListCustomersResponse:
+        page = self.pages.page(request, identity, [ID])
+        after = page.after[0] if page.after else ""
+        customers, more = self.tx.read(
+            identity, lambda uow: self.access.list_customers(uow, identity, after, page.size)
+        )
+        return access_pb.ListCustomersResponse(
+            customers=[convert.customer_proto(c) for c in customers],
+            next_page_token=page.next_token(customers[-1].customer_id) if more else "",
+        )
+
+    @rpc
+    def DeleteCustomer(
+        self,
+        request: access_pb.DeleteCustomerRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> access_pb.DeleteCustomerResponse:
+        customer_id = convert.parse_customer_name(request.name)
+
+        def work(uow: UnitOfWork) -> access_pb.DeleteCustomerResponse:
+            customer = self.access.delete_customer(uow, identity, customer_id)
+            return access_pb.DeleteCustomerResponse(customer=convert.customer_proto(customer))
+
+        return self.tx.write(
+            identity, "DeleteCustomer", request, access_pb.DeleteCustomerResponse, work
         )

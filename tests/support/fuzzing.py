@@ -587,6 +587,13 @@ def templates(pool: Pool) -> dict[str, dict[str, Any]]:
             "expiry": {"ttlSeconds": 3600},
         },
         "ListOverrides": {"parent": "conversations/fuzz", "asOf": now, "pageSize": 1},
+        "GetOverride": {"name": f"conversations/fuzz/overrides/{'0' * 32}"},
+        "DeleteOverride": {"name": f"tasks/fuzz/overrides/{'0' * 32}"},
+        "GetMessage": {"name": message},
+        "GetCustomer": {"name": "customers/cust-1"},
+        "ListCustomers": {"pageSize": 1},
+        "DeleteCustomer": {"name": "customers/cust-1"},
+        "GetCustomerGrant": {"name": "users/bob/customerGrants/cust-1"},
         "AppendMessage": {
             "parent": "conversations/fuzz",
             "message": {"speaker": "SPEAKER_USER", "text": "I prefer email"},
