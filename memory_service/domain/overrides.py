@@ -168,7 +168,8 @@ class OverrideUseCases:
     ) -> Override:
         """Ends an override at once; whoever may read it may delete it."""
         override = self.get(uow, identity, name)
-        uow.overrides.remove(override.id)
+        if not uow.overrides.remove(override.id):
+            raise NotFound(override_name(*name))
         return override
 
     @staticmethod

@@ -142,7 +142,8 @@ class OverrideRepository(Protocol):
         """Unexpired overrides of the parent, by `author_user_id` only unless it is None."""
 
     def get(self, override_id: str) -> Override | None: ...
-    def remove(self, override_id: str) -> None: ...
+    def remove(self, override_id: str) -> bool:
+        """False when it was already gone (a concurrent delete won)."""
 
 
 class UsageRepository(Protocol):
@@ -178,7 +179,8 @@ class CustomerRepository(Protocol):
     def list_after(
         self, after_id: str, limit: int, among: Collection[str] | None
     ) -> list[Customer]: ...
-    def remove(self, customer_id: str) -> None: ...
+    def remove(self, customer_id: str) -> bool:
+        """False when it was already gone (a concurrent delete won)."""
 
 
 class ImportRepository(Protocol):

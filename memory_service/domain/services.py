@@ -803,7 +803,8 @@ class AccessUseCases:
         customer's memory stay. Admin only."""
         require_admin(identity)
         customer = self.get_customer(uow, identity, customer_id)
-        uow.customers.remove(customer_id)
+        if not uow.customers.remove(customer_id):
+            raise NotFound(f"customers/{customer_id}")
         return customer
 
     def get_grant(

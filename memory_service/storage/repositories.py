@@ -805,12 +805,13 @@ class SqlOverrideRepository(TenantScoped):
         ).first()
         return None if row is None else _override(row)
 
-    def remove(self, override_id: str) -> None:
-        self._session.execute(
+    def remove(self, override_id: str) -> bool:
+        result = self._session.execute(
             delete(OverrideRow).where(
                 OverrideRow.tenant_id == self._tenant_id, OverrideRow.id == override_id
             )
         )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
 def _override(row: Any) -> Override:
@@ -896,12 +897,13 @@ class SqlCustomerRepository(TenantScoped):
                 break
         return found
 
-    def remove(self, customer_id: str) -> None:
-        self._session.execute(
+    def remove(self, customer_id: str) -> bool:
+        result = self._session.execute(
             delete(CustomerRow).where(
                 CustomerRow.tenant_id == self._tenant_id, CustomerRow.customer_id == customer_id
             )
         )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
 def _customer(row: Any) -> Customer:

@@ -4,6 +4,7 @@ exactly as for a name that does not exist, whether they are another user or anot
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -112,6 +113,27 @@ def test_task_overrides_are_their_authors_and_the_admins(
 
     assert delete_override(admin, override.name).override == override
     assert listed_overrides(alice, task) == []
+
+
+def test_racing_deletes_of_one_override_delete_it_once(alice: Client, alice_phone: Client) -> None:
+    override = create_override(alice, f"tasks/t-{uuid.uuid4().hex[:12]}")
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def run(client: Client) -> None:
+        barrier.wait()
+        try:
+            delete_override(client, override.name, request_id())
+            outcomes.append("deleted")
+        except grpc.RpcError as error:
+            outcomes.append(error.code().name)
+
+    threads = [threading.Thread(target=run, args=(c,)) for c in (alice, alice_phone)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(outcomes) == ["NOT_FOUND", "deleted"]
 
 
 def test_override_names_are_validated(alice: Client) -> None:
