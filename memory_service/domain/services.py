@@ -17,6 +17,7 @@ from memory_service.domain.errors import (
     NotFound,
     PermissionDenied,
 )
+from memory_service.domain.etags import etag_of
 from memory_service.domain.model import (
     Confirmation,
     Conversation,
@@ -48,10 +49,6 @@ IMPORT_ITEM_NAME = re.compile(rf"importBatches/({rules.MEMORY_ID})/items/({rules
 
 def memory_name(memory_id: str) -> str:
     return f"memories/{memory_id}"
-
-
-def etag_of(memory: Memory) -> str:
-    return f"v{memory.version}"
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from memory_service.domain import rules
 from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.etags import etag_of
 from memory_service.domain.model import (
     Customer,
     CustomerGrant,
@@ -41,7 +42,6 @@ from memory_service.domain.services import (
     MemoryFilter,
     ProvenanceDraft,
     RevisionDraft,
-    etag_of,
     memory_name,
 )
 
@@ -53,7 +53,6 @@ REVISION_NAME = re.compile(rf"memories/({rules.MEMORY_ID})/revisions/([1-9][0-9]
 CONVERSATION_NAME = re.compile(rf"conversations/({rules.CONVERSATION_ID})")
 CUSTOMER_NAME = re.compile(rf"customers/({rules.SUBJECT_ID})")
 GRANT_NAME = re.compile(rf"users/({rules.SUBJECT_ID})/customerGrants/({rules.SUBJECT_ID})")
-ETAG = re.compile(r"v([1-9][0-9]{0,17})")
 MAX_RECALL_LIMIT = 50
 DEFAULT_RECALL_LIMIT = 5
 
@@ -211,17 +210,6 @@ def parse_grant_name(name: str, field: str = "name") -> tuple[str, str]:
     if not match:
         raise InvalidArgument(field, "must look like users/{user}/customerGrants/{customer}")
     return match.group(1), match.group(2)
-
-
-def parse_etag(etag: str, field: str = "etag", *, required: bool) -> int | None:
-    if not etag:
-        if required:
-            raise InvalidArgument(field, "is required: read the memory and send its etag")
-        return None
-    match = ETAG.fullmatch(etag)
-    if not match:
-        raise InvalidArgument(field, "is not an etag this service issued")
-    return int(match.group(1))
 
 
 def check_request_id(request_id: str, field: str = "request_id") -> str:

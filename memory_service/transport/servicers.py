@@ -21,6 +21,7 @@ from opentelemetry import metrics, trace
 
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
+from memory_service.domain.etags import parse_etag
 from memory_service.domain.export import SCHEMA_ID, ExportUseCases, export_record
 from memory_service.domain.model import Identity, Memory, utcnow
 from memory_service.domain.ports import UnitOfWork
@@ -184,7 +185,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         identity: Identity,
     ) -> service_pb.CorrectMemoryResponse:
         memory_id = convert.parse_memory_name(request.name)
-        expected = convert.parse_etag(request.etag, required=True)
+        expected = parse_etag(request.etag, required=True)
         if not request.HasField("revision"):
             raise InvalidArgument("revision", "is required")
         draft = convert.revision_draft(request.revision)
@@ -210,7 +211,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         identity: Identity,
     ) -> service_pb.ConfirmMemoryRevisionResponse:
         memory_id, number = convert.parse_revision_name(request.name)
-        expected = convert.parse_etag(request.etag, required=False)
+        expected = parse_etag(request.etag, required=False)
 
         def work(uow: UnitOfWork) -> service_pb.ConfirmMemoryRevisionResponse:
             now = utcnow()
@@ -238,7 +239,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         identity: Identity,
     ) -> service_pb.RejectMemoryRevisionResponse:
         memory_id, number = convert.parse_revision_name(request.name)
-        expected = convert.parse_etag(request.etag, required=False)
+        expected = parse_etag(request.etag, required=False)
 
         def work(uow: UnitOfWork) -> service_pb.RejectMemoryRevisionResponse:
             now = utcnow()
@@ -280,7 +281,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         identity: Identity,
     ) -> service_pb.DeleteMemoryResponse:
         memory_id = convert.parse_memory_name(request.name)
-        expected = convert.parse_etag(request.etag, required=False)
+        expected = parse_etag(request.etag, required=False)
 
         def work(uow: UnitOfWork) -> service_pb.DeleteMemoryResponse:
             now = utcnow()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -114,6 +115,34 @@ def test_stale_etag_is_aborted_with_the_current_revision(alice: Client) -> None:
     # Nothing was written.
     assert [r.value for r in revisions(alice, memory.name)] == ["mornings", "afternoons"]
     assert get(alice, memory.name).etag == current.etag
+
+
+def test_etags_are_quoted_and_the_bare_form_is_still_accepted(alice: Client) -> None:
+    """AIP-154 etags are quoted strings; a client holding an etag issued before (`v1`) keeps
+    working: a fresh bare etag writes, a stale one is ABORTED with the quoted current etag."""
+    memory = create_pref(alice, "meeting_time", "mornings")
+    assert re.fullmatch(r'"v[1-9][0-9]*"', memory.etag), memory.etag
+    assert get(alice, memory.name).etag == memory.etag
+    bare = memory.etag.strip('"')
+
+    current = correct(alice, memory, "afternoons", etag=bare).memory
+    assert re.fullmatch(r'"v[1-9][0-9]*"', current.etag), current.etag
+    assert current.etag != memory.etag
+
+    info = expect_error(
+        lambda: correct(alice, memory, "evenings", etag=bare),
+        grpc.StatusCode.ABORTED,
+        "ETAG_MISMATCH",
+    )
+    assert info.metadata["current_etag"] == current.etag
+    for malformed in (f"W/{current.etag}", f"'{bare}'", current.etag[:-1]):
+        expect_error(
+            lambda etag=malformed: delete(alice, memory.name, etag=etag),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "FIELD_INVALID",
+            field="etag",
+        )
+    assert delete(alice, memory.name, etag=current.etag.strip('"')).memory.delete_time.seconds
 
 
 def test_stale_etag_on_confirm_reject_and_delete_is_aborted(alice: Client) -> None:

@@ -337,7 +337,10 @@ class Builder:
                 else forged_token(source)
             ),
             "etag": lambda: source.choice(
-                ("v1", "v2", "v0", "v999999999999999999", "v" + "9" * 40, *pool.get("etag"))
+                (
+                    *("v1", "v2", "v0", "v999999999999999999", "v" + "9" * 40),
+                    *('"v1"', '"v2"', 'W/"v1"', '"v1', *pool.get("etag")),
+                )
             ),
             "key": lambda: source.choice(("language", "tone.email", "a" * 128, "a" * 129)),
             "key_context": lambda: source.choice(("", "work", "k" * 128)),
