@@ -55,6 +55,11 @@ QUERIES = [
 MIX = [("correct", 40), ("append", 20), ("recall", 25), ("context", 15)]
 
 
+def folder_mb(path: Path) -> float:
+    """Bytes on disk under `path`: tells a growing index or log apart from a growing heap."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -216,7 +221,9 @@ def main() -> None:
     sidecar, memory = start(workdir)
     try:
         clients = [
-            memory.client(f"soak-{t}", f"user-{u}") for t in range(TENANTS) for u in range(USERS)
+            memory.client(f"soak-{t}", f"user-{u}", renewing=True)
+            for t in range(TENANTS)
+            for u in range(USERS)
         ]
         with ThreadPoolExecutor(threads) as pool:
             owned = list(
@@ -238,6 +245,8 @@ def main() -> None:
                 "t_s": round(time.monotonic() - started, 1),
                 "memory_rss_mb": round(rss_mb(memory.process.pid), 1),
                 "sidecar_rss_mb": round(rss_mb(sidecar.process.pid), 1),
+                "sidecar_data_mb": round(folder_mb(workdir / "retrieval"), 1),
+                "load_average": round(os.getloadavg()[0], 1),
                 "calls": sum(tally.calls.values()),
                 "errors": sum(tally.errors.values()),
             }
@@ -292,6 +301,7 @@ def main() -> None:
                 "samples": samples,
                 "memory_service_rss": slopes("memory_rss_mb"),
                 "sidecar_rss": slopes("sidecar_rss_mb"),
+                "sidecar_data": slopes("sidecar_data_mb"),
                 "machine": machine(),
             },
             indent=2,

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -59,15 +60,37 @@ def mint_token(
     return jwt.encode(claims, secret, algorithm="HS256")
 
 
+class RenewingToken:
+    """A development token minted again when less than a tenth of its life is left."""
+
+    def __init__(self, tenant: str, user: str, roles: Sequence[str] = (), ttl: int = 3600) -> None:
+        self._args = (tenant, user, tuple(roles))
+        self._ttl = ttl
+        self._lock = threading.Lock()
+        self._token = ""
+        self._renew_at = 0.0
+
+    def __call__(self) -> str:
+        with self._lock:
+            if time.time() >= self._renew_at:
+                self._token = mint_token(*self._args, ttl_seconds=self._ttl)
+                self._renew_at = time.time() + self._ttl * 0.9
+            return self._token
+
+
 class _MetadataInterceptor(
     grpc.UnaryUnaryClientInterceptor,  # type: ignore[misc]
     grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
 ):
-    def __init__(self, key: str, value: str) -> None:
-        self._entry = (key, value)
+    """Adds one metadata entry to every call; a callable value is asked again on each call."""
+
+    def __init__(self, key: str, value: str | Callable[[], str]) -> None:
+        self._key = key
+        self._value = value
 
     def _with_token(self, details: Any) -> Any:
-        metadata = [*(details.metadata or []), self._entry]
+        value = self._value() if callable(self._value) else self._value
+        metadata = [*(details.metadata or []), (self._key, value)]
         return details._replace(metadata=metadata)
 
     def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
@@ -118,17 +141,27 @@ class ServerProcess:
     channels: list[grpc.Channel] = field(default_factory=list)
     database_url: str = ""  # MEMORY_DATABASE_URL, for tests that inspect what was stored
 
-    def channel(self, token: str | None = None) -> grpc.Channel:
+    def channel(self, token: str | Callable[[], str] | None = None) -> grpc.Channel:
         channel = grpc.insecure_channel(self.address)
         self.channels.append(channel)
         if token is None:
             return channel
-        return grpc.intercept_channel(
-            channel, _MetadataInterceptor("authorization", f"Bearer {token}")
-        )
+        bearer: str | Callable[[], str]
+        if callable(token):
+            source = token
+            bearer = lambda: f"Bearer {source()}"  # noqa: E731
+        else:
+            bearer = f"Bearer {token}"
+        return grpc.intercept_channel(channel, _MetadataInterceptor("authorization", bearer))
 
-    def client(self, tenant: str, user: str, roles: Sequence[str] = ()) -> Client:
-        return Client(self.channel(mint_token(tenant, user, roles)), tenant, user)
+    def client(
+        self, tenant: str, user: str, roles: Sequence[str] = (), *, renewing: bool = False
+    ) -> Client:
+        """A caller; `renewing` mints a fresh token before the old one expires (long runs)."""
+        token: str | Callable[[], str] = (
+            RenewingToken(tenant, user, roles) if renewing else mint_token(tenant, user, roles)
+        )
+        return Client(self.channel(token), tenant, user)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
