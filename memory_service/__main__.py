@@ -15,9 +15,9 @@ from memory_service.config import ConfigError, Settings, secure_data_dir
 
 
 def _serve(settings: Settings) -> int:
+    from memory_service.bootstrap import build_server
     from memory_service.telemetry import configure_tracing
     from memory_service.transport.listen import AddressInUse
-    from memory_service.transport.server import build_server
 
     provider = configure_tracing("memory-service")
     try:

@@ -7,6 +7,7 @@ from crmmem.memory.v1 import context_service_pb2 as ctx_pb
 from crmmem.memory.v1 import context_service_pb2_grpc as ctx_grpc
 from opentelemetry import trace
 
+from memory_service.app.transactions import Answer, Transactions
 from memory_service.domain.context import Context, ContextBuilder, scope_selectors
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.overrides import OverrideUseCases
@@ -16,10 +17,10 @@ from memory_service.domain.recall import RecallResult
 from memory_service.transport import convert
 from memory_service.transport import convert_context as cc
 from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.idempotency import request_key
 from memory_service.transport.paging import ID
 from memory_service.transport.recall import Recaller, annotate, caller_deadline, recalled_protos
 from memory_service.transport.retrieval_client import SearchUnavailable
-from memory_service.transport.runner import Transactions
 from memory_service.transport.servicers import ServicerBase, as_of_instant, rpc
 
 
@@ -91,7 +92,7 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
     ) -> ctx_pb.ProposeMemoryResponse:
         proposal = cc.proposal(request)
 
-        def work(uow: UnitOfWork) -> ctx_pb.ProposeMemoryResponse:
+        def work(uow: UnitOfWork) -> Answer[ctx_pb.ProposeMemoryResponse]:
             now = utcnow()
             outcome = self.proposals.propose(uow, identity, proposal, now)
             trace.get_current_span().set_attribute("crmmem.proposal.decision", outcome.decision)
@@ -104,9 +105,11 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
                 response.revision.CopyFrom(convert.revision_proto(outcome.revision, now))
             if outcome.override is not None:
                 response.override.CopyFrom(cc.override_proto(outcome.override))
-            return response
+            return Answer(response, outcome.memory.id if outcome.memory is not None else "")
 
-        return self.tx.write(identity, "ProposeMemory", request, ctx_pb.ProposeMemoryResponse, work)
+        return self.tx.write(
+            identity, request_key("ProposeMemory", request, ctx_pb.ProposeMemoryResponse), work
+        )
 
     @rpc
     def CreateOverride(
@@ -119,12 +122,12 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         draft = cc.override_draft(request.override)
         expiry = cc.expiry(request)
 
-        def work(uow: UnitOfWork) -> ctx_pb.CreateOverrideResponse:
+        def work(uow: UnitOfWork) -> Answer[ctx_pb.CreateOverrideResponse]:
             override = self.overrides.create(uow, identity, parent, draft, expiry, utcnow())
-            return ctx_pb.CreateOverrideResponse(override=cc.override_proto(override))
+            return Answer(ctx_pb.CreateOverrideResponse(override=cc.override_proto(override)))
 
         return self.tx.write(
-            identity, "CreateOverride", request, ctx_pb.CreateOverrideResponse, work
+            identity, request_key("CreateOverride", request, ctx_pb.CreateOverrideResponse), work
         )
 
     @rpc
@@ -168,10 +171,12 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
     ) -> ctx_pb.DeleteOverrideResponse:
         name = cc.parse_override_name(request.name)
 
-        def work(uow: UnitOfWork) -> ctx_pb.DeleteOverrideResponse:
+        def work(uow: UnitOfWork) -> Answer[ctx_pb.DeleteOverrideResponse]:
             override = self.overrides.delete(uow, identity, name)
-            return ctx_pb.DeleteOverrideResponse(override=cc.override_proto(override))
+            return Answer(ctx_pb.DeleteOverrideResponse(override=cc.override_proto(override)))
 
         return self.tx.write(
-            identity, "DeleteOverride", request, ctx_pb.DeleteOverrideResponse, work
+            identity,
+            request_key("DeleteOverride", request, ctx_pb.DeleteOverrideResponse),
+            work,
         )

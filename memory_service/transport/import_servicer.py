@@ -9,6 +9,7 @@ import grpc
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import import_service_pb2_grpc as imp_grpc
 
+from memory_service.app.transactions import Answer, Transactions
 from memory_service.domain import rules
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.importing.parsers import MAX_ARCHIVE_BYTES
@@ -28,8 +29,8 @@ from memory_service.domain.ports import UnitOfWork
 from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.convert import EnumMap
+from memory_service.transport.idempotency import request_key
 from memory_service.transport.paging import ORDINAL
-from memory_service.transport.runner import Transactions
 from memory_service.transport.servicers import ServicerBase, rpc
 from memory_service.workers.imports import ImportRunner, release_freed_memory
 
@@ -153,16 +154,21 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
     ) -> imp_pb.DeleteImportBatchResponse:
         batch_id = parse_batch(request.name)
 
-        def work(uow: UnitOfWork) -> imp_pb.DeleteImportBatchResponse:
+        def work(uow: UnitOfWork) -> Answer[imp_pb.DeleteImportBatchResponse]:
             removed, receipt = self.imports.delete_batch(
                 uow, identity, batch_id, utcnow(), self.backup_days
             )
-            return imp_pb.DeleteImportBatchResponse(
-                removed_item_count=removed, receipt=convert.receipt_proto(receipt)
+            return Answer(
+                imp_pb.DeleteImportBatchResponse(
+                    removed_item_count=removed, receipt=convert.receipt_proto(receipt)
+                ),
+                "",
             )
 
         return self.tx.write(
-            identity, "DeleteImportBatch", request, imp_pb.DeleteImportBatchResponse, work
+            identity,
+            request_key("DeleteImportBatch", request, imp_pb.DeleteImportBatchResponse),
+            work,
         )
 
     @rpc
@@ -181,15 +187,18 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
                 "archive", f"is larger than {MAX_ARCHIVE_BYTES // (1024 * 1024)} MiB"
             )
 
-        def work(uow: UnitOfWork) -> imp_pb.CreateImportBatchResponse:
+        def work(uow: UnitOfWork) -> Answer[imp_pb.CreateImportBatchResponse]:
             batch, again = self.imports.submit(uow, identity, archive_format, archive, utcnow())
-            return imp_pb.CreateImportBatchResponse(
-                batch=batch_proto(batch), already_imported=again
+            return Answer(
+                imp_pb.CreateImportBatchResponse(batch=batch_proto(batch), already_imported=again),
+                "",
             )
 
         try:
             response = self.tx.write(
-                identity, "CreateImportBatch", request, imp_pb.CreateImportBatchResponse, work
+                identity,
+                request_key("CreateImportBatch", request, imp_pb.CreateImportBatchResponse),
+                work,
             )
         finally:
             release_freed_memory()
@@ -254,19 +263,24 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         kind = convert.KINDS.required(memory.kind, "memory.kind")
         value = request.value.strip()
 
-        def work(uow: UnitOfWork) -> imp_pb.ConfirmImportItemResponse:
+        def work(uow: UnitOfWork) -> Answer[imp_pb.ConfirmImportItemResponse]:
             now = utcnow()
             item, confirmed, revision = self.imports.confirm(
                 uow, identity, item_id, key, key_context, kind, value, now
             )
-            return imp_pb.ConfirmImportItemResponse(
-                item=item_proto(item),
-                memory=convert.memory_proto(confirmed, now),
-                revision=convert.revision_proto(revision, now),
+            return Answer(
+                imp_pb.ConfirmImportItemResponse(
+                    item=item_proto(item),
+                    memory=convert.memory_proto(confirmed, now),
+                    revision=convert.revision_proto(revision, now),
+                ),
+                confirmed.id,
             )
 
         return self.tx.write(
-            identity, "ConfirmImportItem", request, imp_pb.ConfirmImportItemResponse, work
+            identity,
+            request_key("ConfirmImportItem", request, imp_pb.ConfirmImportItemResponse),
+            work,
         )
 
     @rpc
@@ -278,11 +292,12 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
     ) -> imp_pb.RejectImportItemResponse:
         item_id = parse_item(request.name)
 
-        def work(uow: UnitOfWork) -> imp_pb.RejectImportItemResponse:
-            return imp_pb.RejectImportItemResponse(
-                item=item_proto(self.imports.reject(uow, identity, item_id))
-            )
+        def work(uow: UnitOfWork) -> Answer[imp_pb.RejectImportItemResponse]:
+            item = self.imports.reject(uow, identity, item_id)
+            return Answer(imp_pb.RejectImportItemResponse(item=item_proto(item)), item.id)
 
         return self.tx.write(
-            identity, "RejectImportItem", request, imp_pb.RejectImportItemResponse, work
+            identity,
+            request_key("RejectImportItem", request, imp_pb.RejectImportItemResponse),
+            work,
         )

@@ -1,12 +1,10 @@
-"""Assembles the gRPC server: servicers, health, reflection, tracing and graceful shutdown."""
+"""The gRPC server itself: interceptors, message limits, servicers, health and reflection.
+What the servicers run is built by `memory_service.bootstrap`, the composition root."""
 
 from __future__ import annotations
 
-import logging
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import timedelta
 
 import grpc
 from crmmem.memory.v1 import access_service_pb2 as access_pb
@@ -23,52 +21,14 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from opentelemetry.instrumentation.grpc import server_interceptor
 from opentelemetry.sdk.trace import TracerProvider
-from sqlalchemy import Engine
 
-from memory_service.adapters.secret_scanning import DetectSecretsScanner
-from memory_service.config import Settings
-from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
-from memory_service.domain.context import ContextBuilder
 from memory_service.domain.importing.parsers import MAX_ARCHIVE_BYTES
-from memory_service.domain.importing.service import ImportUseCases
-from memory_service.domain.model import utcnow
-from memory_service.domain.overrides import OverrideUseCases
-from memory_service.domain.proposals import ProposalUseCases
-from memory_service.domain.recall import RecallUseCases
-from memory_service.domain.secrets import SecretDetector
-from memory_service.domain.services import (
-    AccessUseCases,
-    MemoryUseCases,
-    RetentionPolicy,
-    TranscriptUseCases,
-)
-from memory_service.storage import migrate
-from memory_service.storage.repositories import (
-    purge_deletion_markers,
-    purge_idempotency_keys,
-)
-from memory_service.storage.unit_of_work import (
-    SqlUnitOfWorkFactory,
-    create_database_engine,
-    trace_sql,
-)
-from memory_service.telemetry import exporting_traces
-from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.context_servicer import ContextServicer
 from memory_service.transport.edge import DecodeInterceptor
 from memory_service.transport.import_servicer import ImportServicer
-from memory_service.transport.index_watch import IndexWatch
-from memory_service.transport.listen import SERVER_OPTIONS, listen
-from memory_service.transport.readiness import DatabaseWatch
-from memory_service.transport.recall import Recaller, ReplyMargin
-from memory_service.transport.retrieval_client import CircuitBreaker, RetrievalClient
-from memory_service.transport.runner import Transactions
+from memory_service.transport.listen import SERVER_OPTIONS
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
-from memory_service.workers.imports import ImportRunner
-from memory_service.workers.outbox import OutboxWorker
-from memory_service.workers.usage import UsageRecorder
 
-log = logging.getLogger(__name__)
 MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024
 
 SERVICE_NAMES = (
@@ -80,161 +40,31 @@ SERVICE_NAMES = (
 )
 
 
-@dataclass
-class RunningServer:
-    server: grpc.Server
-    port: int
-    health: health.HealthServicer
-    engine: Engine
-    search: RetrievalClient | None
-    worker: OutboxWorker | None
-    imports: ImportRunner
-    database_watch: DatabaseWatch
-    watch: IndexWatch | None = None
-    usage: UsageRecorder | None = None
-
-    def stop(self, grace: float, drain: float = 0.0) -> None:
-        """Report NOT_SERVING first and keep answering for `drain` seconds, so balancers and
-        health pollers see it and move traffic away; then refuse new calls and finish
-        in-flight ones within `grace`."""
-        self.health.enter_graceful_shutdown()
-        self.database_watch.stop()
-        time.sleep(drain)
-        self.server.stop(grace).wait()
-        self.imports.stop()
-        if self.usage is not None:
-            self.usage.stop()  # writes the uses noted since the last flush
-        if self.worker is not None:
-            self.worker.stop()
-        if self.watch is not None:
-            self.watch.close()
-        if self.search is not None:
-            self.search.close()
-        self.engine.dispose()
+@dataclass(frozen=True)
+class Servicers:
+    memory: MemoryServicer
+    transcript: TranscriptServicer
+    access: AccessServicer
+    context: ContextServicer
+    imports: ImportServicer
 
 
-def build_server(
-    settings: Settings, tracer_provider: TracerProvider | None = None
-) -> RunningServer:
-    engine = create_database_engine(settings.database_url)
-    if tracer_provider is not None and exporting_traces():
-        trace_sql(engine, tracer_provider)
-    if settings.auto_migrate:
-        migrate.upgrade(engine)
-    elif not migrate.is_current(engine):
-        raise RuntimeError(
-            "the database schema is not current; run `python -m memory_service migrate`"
-        )
-    units = SqlUnitOfWorkFactory(engine)
-    ttl = timedelta(hours=settings.idempotency_ttl_hours)
-    with units.maintenance() as session:
-        purged = purge_idempotency_keys(session, utcnow() - ttl)
-        markers = purge_deletion_markers(
-            session, utcnow() - timedelta(days=settings.marker_retention_days)
-        )
-    if purged or markers:
-        log.info("forgot %d request ids and %d expired deletion markers", purged, markers)
-
-    transactions = Transactions(units, ttl)
-    authenticator = TokenAuthenticator(
-        settings.jwt_secret,
-        settings.jwt_issuer,
-        settings.jwt_audience,
-        settings.jwt_max_lifetime_seconds,
-    )
-    policy = AccessPolicy(GrantTableAuthorizer())
-
+def grpc_server(
+    servicers: Servicers, max_workers: int, tracer_provider: TracerProvider | None
+) -> tuple[grpc.Server, health.HealthServicer]:
+    """A server (not yet listening) with every service registered and reported SERVING."""
     server = grpc.server(
-        ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="rpc"),
+        ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
         interceptors=[server_interceptor(tracer_provider=tracer_provider), DecodeInterceptor()],
         # gRPC decompresses before a handler runs, so this limit is what bounds a compressed
         # archive: the largest archive plus room for the rest of the request.
         options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES), *SERVER_OPTIONS],
     )
-    search = None
-    worker = None
-    if settings.retrieval_address:
-        search = RetrievalClient(
-            settings.retrieval_address,
-            settings.retrieval_secret,
-            settings.recall_timeout_seconds,
-            CircuitBreaker(
-                min_calls=settings.breaker_min_calls,
-                failure_rate=settings.breaker_failure_rate,
-                window_seconds=settings.breaker_window_seconds,
-                reset_seconds=settings.breaker_reset_seconds,
-            ),
-            tracer_provider,
-        )
-        if settings.outbox_worker:
-            worker = OutboxWorker(
-                units.outbox_store(), units, search, poll_seconds=settings.outbox_poll_seconds
-            )
-            search.on_serving(worker.wake)
-    watch = None
-    if search is not None:
-        watch = IndexWatch(
-            search,
-            units,
-            settings.index_check_seconds,
-            on_queued=worker.wake if worker is not None else lambda: None,
-        )
-    usage = (
-        UsageRecorder(units.usage_store(), settings.usage_flush_seconds)
-        if settings.usage_tracking
-        else None
-    )
-    recaller = Recaller(
-        RecallUseCases(policy), search, ReplyMargin(settings.recall_margin_seconds), watch, usage
-    )
-    secrets = SecretDetector(DetectSecretsScanner())  # one secret rule for every write path
-    memory_use_cases = MemoryUseCases(
-        policy,
-        retention=RetentionPolicy(settings.backup_retention_days, settings.marker_retention_days),
-        secrets=secrets,
-    )
-    overrides = OverrideUseCases(policy, secrets)
-    service_grpc.add_MemoryServiceServicer_to_server(
-        MemoryServicer(authenticator, transactions, memory_use_cases, recaller), server
-    )
-    transcript_grpc.add_TranscriptServiceServicer_to_server(
-        TranscriptServicer(authenticator, transactions, TranscriptUseCases()), server
-    )
-    access_grpc.add_AccessServiceServicer_to_server(
-        AccessServicer(authenticator, transactions, AccessUseCases(policy)), server
-    )
-    ctx_grpc.add_ContextServiceServicer_to_server(
-        ContextServicer(
-            authenticator,
-            transactions,
-            ContextBuilder(policy, overrides),
-            ProposalUseCases(
-                policy,
-                memory_use_cases,
-                overrides,
-                settings.apply_user_corrections,
-                secrets=secrets,
-            ),
-            overrides,
-            recaller,
-            usage,
-        ),
-        server,
-    )
-    imports = ImportUseCases(memory_use_cases, secrets)
-    import_runner = ImportRunner(
-        units.import_queue(),
-        units,
-        imports,
-        settings.import_poll_seconds,
-        settings.import_lease_seconds,
-    )
-    imp_grpc.add_ImportServiceServicer_to_server(
-        ImportServicer(
-            authenticator, transactions, imports, import_runner, settings.backup_retention_days
-        ),
-        server,
-    )
+    service_grpc.add_MemoryServiceServicer_to_server(servicers.memory, server)
+    transcript_grpc.add_TranscriptServiceServicer_to_server(servicers.transcript, server)
+    access_grpc.add_AccessServiceServicer_to_server(servicers.access, server)
+    ctx_grpc.add_ContextServiceServicer_to_server(servicers.context, server)
+    imp_grpc.add_ImportServiceServicer_to_server(servicers.imports, server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in ("", *SERVICE_NAMES):
@@ -242,29 +72,4 @@ def build_server(
     reflection.enable_server_reflection(
         (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
-    port = listen(server, settings.listen)
-    server.start()
-    if search is not None:
-        search.start()
-    database_watch = DatabaseWatch(
-        units.reachable, health_servicer, ("", *SERVICE_NAMES), settings.database_probe_seconds
-    )
-    database_watch.start()
-    if worker is not None:
-        worker.start()
-    if settings.import_worker:
-        import_runner.start()
-    if usage is not None:
-        usage.start()
-    return RunningServer(
-        server,
-        port,
-        health_servicer,
-        engine,
-        search,
-        worker,
-        import_runner,
-        database_watch,
-        watch,
-        usage,
-    )
+    return server, health_servicer

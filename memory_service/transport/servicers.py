@@ -19,6 +19,7 @@ from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
 from opentelemetry import metrics, trace
 
+from memory_service.app.transactions import Answer, Transactions
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
 from memory_service.domain.etags import parse_etag
@@ -30,6 +31,7 @@ from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.edge import check_request
 from memory_service.transport.errors import failure_summary, internal_status, to_status
+from memory_service.transport.idempotency import request_key
 from memory_service.transport.paging import ID, KEY_PURPOSE, ORDINAL, PageTokens
 from memory_service.transport.recall import (
     Recaller,
@@ -39,7 +41,6 @@ from memory_service.transport.recall import (
     recalled_protos,
 )
 from memory_service.transport.retrieval_client import SearchUnavailable
-from memory_service.transport.runner import Transactions
 
 log = logging.getLogger(__name__)
 rpc_duration = metrics.get_meter("memory_service").create_histogram(
@@ -133,16 +134,19 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
     ) -> service_pb.CreateMemoryResponse:
         command = convert.create_command(request)
 
-        def work(uow: UnitOfWork) -> service_pb.CreateMemoryResponse:
+        def work(uow: UnitOfWork) -> Answer[service_pb.CreateMemoryResponse]:
             now = utcnow()
             memory, revision = self.memories.create(uow, identity, command, now)
-            return service_pb.CreateMemoryResponse(
-                memory=convert.memory_proto(memory, now),
-                revision=convert.revision_proto(revision, now),
+            return Answer(
+                service_pb.CreateMemoryResponse(
+                    memory=convert.memory_proto(memory, now),
+                    revision=convert.revision_proto(revision, now),
+                ),
+                memory.id,
             )
 
         return self.tx.write(
-            identity, "CreateMemory", request, service_pb.CreateMemoryResponse, work
+            identity, request_key("CreateMemory", request, service_pb.CreateMemoryResponse), work
         )
 
     @rpc
@@ -191,16 +195,19 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         draft = convert.revision_draft(request.revision)
         assert expected is not None
 
-        def work(uow: UnitOfWork) -> service_pb.CorrectMemoryResponse:
+        def work(uow: UnitOfWork) -> Answer[service_pb.CorrectMemoryResponse]:
             now = utcnow()
             memory, revision = self.memories.correct(uow, identity, memory_id, expected, draft, now)
-            return service_pb.CorrectMemoryResponse(
-                memory=convert.memory_proto(memory, now),
-                revision=convert.revision_proto(revision, now),
+            return Answer(
+                service_pb.CorrectMemoryResponse(
+                    memory=convert.memory_proto(memory, now),
+                    revision=convert.revision_proto(revision, now),
+                ),
+                memory.id,
             )
 
         return self.tx.write(
-            identity, "CorrectMemory", request, service_pb.CorrectMemoryResponse, work
+            identity, request_key("CorrectMemory", request, service_pb.CorrectMemoryResponse), work
         )
 
     @rpc
@@ -213,21 +220,22 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         memory_id, number = convert.parse_revision_name(request.name)
         expected = parse_etag(request.etag, required=False)
 
-        def work(uow: UnitOfWork) -> service_pb.ConfirmMemoryRevisionResponse:
+        def work(uow: UnitOfWork) -> Answer[service_pb.ConfirmMemoryRevisionResponse]:
             now = utcnow()
             memory, revision = self.memories.confirm(
                 uow, identity, memory_id, number, expected, request.transcript_message, now
             )
-            return service_pb.ConfirmMemoryRevisionResponse(
-                memory=convert.memory_proto(memory, now),
-                revision=convert.revision_proto(revision, now),
+            return Answer(
+                service_pb.ConfirmMemoryRevisionResponse(
+                    memory=convert.memory_proto(memory, now),
+                    revision=convert.revision_proto(revision, now),
+                ),
+                memory.id,
             )
 
         return self.tx.write(
             identity,
-            "ConfirmMemoryRevision",
-            request,
-            service_pb.ConfirmMemoryRevisionResponse,
+            request_key("ConfirmMemoryRevision", request, service_pb.ConfirmMemoryRevisionResponse),
             work,
         )
 
@@ -241,16 +249,21 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         memory_id, number = convert.parse_revision_name(request.name)
         expected = parse_etag(request.etag, required=False)
 
-        def work(uow: UnitOfWork) -> service_pb.RejectMemoryRevisionResponse:
+        def work(uow: UnitOfWork) -> Answer[service_pb.RejectMemoryRevisionResponse]:
             now = utcnow()
             memory, revision = self.memories.reject(uow, identity, memory_id, number, expected, now)
-            return service_pb.RejectMemoryRevisionResponse(
-                memory=convert.memory_proto(memory, now),
-                revision=convert.revision_proto(revision, now),
+            return Answer(
+                service_pb.RejectMemoryRevisionResponse(
+                    memory=convert.memory_proto(memory, now),
+                    revision=convert.revision_proto(revision, now),
+                ),
+                memory.id,
             )
 
         return self.tx.write(
-            identity, "RejectMemoryRevision", request, service_pb.RejectMemoryRevisionResponse, work
+            identity,
+            request_key("RejectMemoryRevision", request, service_pb.RejectMemoryRevisionResponse),
+            work,
         )
 
     @rpc
@@ -283,17 +296,20 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         memory_id = convert.parse_memory_name(request.name)
         expected = parse_etag(request.etag, required=False)
 
-        def work(uow: UnitOfWork) -> service_pb.DeleteMemoryResponse:
+        def work(uow: UnitOfWork) -> Answer[service_pb.DeleteMemoryResponse]:
             now = utcnow()
             memory, receipt = self.memories.delete(uow, identity, memory_id, expected, now)
-            return service_pb.DeleteMemoryResponse(
-                memory=convert.memory_proto(memory, now),
-                purged_revision_count=len(memory.revisions),
-                receipt=convert.receipt_proto(receipt),
+            return Answer(
+                service_pb.DeleteMemoryResponse(
+                    memory=convert.memory_proto(memory, now),
+                    purged_revision_count=len(memory.revisions),
+                    receipt=convert.receipt_proto(receipt),
+                ),
+                memory.id,
             )
 
         return self.tx.write(
-            identity, "DeleteMemory", request, service_pb.DeleteMemoryResponse, work
+            identity, request_key("DeleteMemory", request, service_pb.DeleteMemoryResponse), work
         )
 
     @rpc
@@ -370,12 +386,14 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         if self.search is None:
             raise Unavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
 
-        def work(uow: UnitOfWork) -> service_pb.ReindexMemoriesResponse:
+        def work(uow: UnitOfWork) -> Answer[service_pb.ReindexMemoriesResponse]:
             queued = self.memories.reindex(uow, identity, utcnow())
-            return service_pb.ReindexMemoriesResponse(queued_count=queued)
+            return Answer(service_pb.ReindexMemoriesResponse(queued_count=queued))
 
         return self.tx.write(
-            identity, "ReindexMemories", request, service_pb.ReindexMemoriesResponse, work
+            identity,
+            request_key("ReindexMemories", request, service_pb.ReindexMemoriesResponse),
+            work,
         )
 
 
@@ -399,14 +417,18 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
         conversation_id = convert.parse_conversation(request.parent)
         speaker, text, status = convert.message_input(request.message)
 
-        def work(uow: UnitOfWork) -> transcript_pb.AppendMessageResponse:
+        def work(uow: UnitOfWork) -> Answer[transcript_pb.AppendMessageResponse]:
             message = self.transcript.append(
                 uow, identity, conversation_id, speaker, text, status, utcnow()
             )
-            return transcript_pb.AppendMessageResponse(message=convert.message_proto(message))
+            return Answer(
+                transcript_pb.AppendMessageResponse(message=convert.message_proto(message))
+            )
 
         return self.tx.write(
-            identity, "AppendMessage", request, transcript_pb.AppendMessageResponse, work
+            identity,
+            request_key("AppendMessage", request, transcript_pb.AppendMessageResponse),
+            work,
         )
 
     @rpc
@@ -467,12 +489,14 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         user_id = convert.subject_id(request.user_id, "user_id", required=True)
         customer_id = convert.subject_id(request.customer_id, "customer_id", required=True)
 
-        def work(uow: UnitOfWork) -> access_pb.GrantCustomerAccessResponse:
+        def work(uow: UnitOfWork) -> Answer[access_pb.GrantCustomerAccessResponse]:
             grant = self.access.grant(uow, identity, user_id, customer_id, utcnow())
-            return access_pb.GrantCustomerAccessResponse(grant=convert.grant_proto(grant))
+            return Answer(access_pb.GrantCustomerAccessResponse(grant=convert.grant_proto(grant)))
 
         return self.tx.write(
-            identity, "GrantCustomerAccess", request, access_pb.GrantCustomerAccessResponse, work
+            identity,
+            request_key("GrantCustomerAccess", request, access_pb.GrantCustomerAccessResponse),
+            work,
         )
 
     @rpc
@@ -484,12 +508,14 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
     ) -> access_pb.RevokeCustomerAccessResponse:
         user_id, customer_id = convert.parse_grant_name(request.name)
 
-        def work(uow: UnitOfWork) -> access_pb.RevokeCustomerAccessResponse:
+        def work(uow: UnitOfWork) -> Answer[access_pb.RevokeCustomerAccessResponse]:
             revoked = self.access.revoke(uow, identity, user_id, customer_id)
-            return access_pb.RevokeCustomerAccessResponse(revoked=revoked)
+            return Answer(access_pb.RevokeCustomerAccessResponse(revoked=revoked))
 
         return self.tx.write(
-            identity, "RevokeCustomerAccess", request, access_pb.RevokeCustomerAccessResponse, work
+            identity,
+            request_key("RevokeCustomerAccess", request, access_pb.RevokeCustomerAccessResponse),
+            work,
         )
 
     @rpc
@@ -506,14 +532,18 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         if not display_name:
             raise InvalidArgument("customer.display_name", "is required")
 
-        def work(uow: UnitOfWork) -> access_pb.RegisterCustomerResponse:
+        def work(uow: UnitOfWork) -> Answer[access_pb.RegisterCustomerResponse]:
             customer = self.access.register_customer(
                 uow, identity, customer_id, display_name, utcnow()
             )
-            return access_pb.RegisterCustomerResponse(customer=convert.customer_proto(customer))
+            return Answer(
+                access_pb.RegisterCustomerResponse(customer=convert.customer_proto(customer))
+            )
 
         return self.tx.write(
-            identity, "RegisterCustomer", request, access_pb.RegisterCustomerResponse, work
+            identity,
+            request_key("RegisterCustomer", request, access_pb.RegisterCustomerResponse),
+            work,
         )
 
     @rpc
@@ -586,10 +616,14 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
     ) -> access_pb.DeleteCustomerResponse:
         customer_id = convert.parse_customer_name(request.name)
 
-        def work(uow: UnitOfWork) -> access_pb.DeleteCustomerResponse:
+        def work(uow: UnitOfWork) -> Answer[access_pb.DeleteCustomerResponse]:
             customer = self.access.delete_customer(uow, identity, customer_id)
-            return access_pb.DeleteCustomerResponse(customer=convert.customer_proto(customer))
+            return Answer(
+                access_pb.DeleteCustomerResponse(customer=convert.customer_proto(customer))
+            )
 
         return self.tx.write(
-            identity, "DeleteCustomer", request, access_pb.DeleteCustomerResponse, work
+            identity,
+            request_key("DeleteCustomer", request, access_pb.DeleteCustomerResponse),
+            work,
         )

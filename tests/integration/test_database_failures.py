@@ -16,12 +16,13 @@ from google.protobuf import wrappers_pb2
 from sqlalchemy import Engine, event
 from sqlalchemy.exc import OperationalError
 
+from memory_service.app.transactions import Answer, Transactions
 from memory_service.domain.errors import DatabaseUnavailable, OutcomeUnknown
 from memory_service.domain.model import Identity
 from memory_service.domain.ports import MemoryQuery, UnitOfWork
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from memory_service.transport.errors import to_status
-from memory_service.transport.runner import Transactions
+from memory_service.transport.idempotency import request_key
 from tests.integration.test_storage import EVERYTHING, make_memory
 
 
@@ -58,16 +59,15 @@ class Writer:
         )
         self.runs = 0
 
-    def work(self, uow: UnitOfWork) -> wrappers_pb2.StringValue:
+    def work(self, uow: UnitOfWork) -> Answer[wrappers_pb2.StringValue]:
         self.runs += 1
         memory = make_memory(self.identity.tenant_id, key=f"k{self.runs}")
         uow.memories.add(memory)
-        return wrappers_pb2.StringValue(value=memory.id)
+        return Answer(wrappers_pb2.StringValue(value=memory.id))
 
     def write(self) -> wrappers_pb2.StringValue:
-        return self.tx.write(
-            self.identity, "Test", self.request, wrappers_pb2.StringValue, self.work
-        )
+        key = request_key("Test", self.request, wrappers_pb2.StringValue)
+        return self.tx.write(self.identity, key, self.work)
 
     def stored(self, units: SqlUnitOfWorkFactory) -> list[str]:
         with units(self.identity.tenant_id, write=False) as uow:

@@ -1,0 +1,115 @@
+"""Units of work for the use cases, with request-id idempotency recorded in the same transaction.
+
+A write claims its request id first, inside the transaction that does the work, so duplicates
+in flight at once wait for the first and replay its answer (invariant I4 in docs/invariants.md).
+The answer is stored as the bytes the caller received; the transport says how to encode and
+decode it, so this layer knows nothing about the wire format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Generic, TypeVar
+
+from memory_service.domain.errors import (
+    Aborted,
+    FailedPrecondition,
+    InvalidArgument,
+    WriteConflict,
+)
+from memory_service.domain.model import Identity, utcnow
+from memory_service.domain.ports import StoredResponse, UnitOfWork, UnitOfWorkFactory
+
+R = TypeVar("R")
+A = TypeVar("A")
+WRITE_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class RequestKey(Generic[A]):
+    """A write as the idempotency store sees it: the method, the caller's request id ('' when
+    the caller sent none), a digest of everything else the request asks for, and how the answer
+    is stored and read back."""
+
+    method: str
+    request_id: str
+    fingerprint: str
+    encode: Callable[[A], bytes]
+    decode: Callable[[bytes], A]
+
+
+@dataclass(frozen=True)
+class Answer(Generic[A]):
+    """What a write answers, and the id of the memory or import item whose text the answer
+    carries ('' for none): deleting that record (or the memory it became, or its batch)
+    redacts the stored answer, and a replay then says MEMORY_DELETED instead of the text."""
+
+    reply: A
+    shows: str = ""
+
+
+class Transactions:
+    def __init__(self, units: UnitOfWorkFactory, idempotency_ttl: timedelta) -> None:
+        self._units = units
+        self._ttl = idempotency_ttl
+
+    def read(self, identity: Identity, work: Callable[[UnitOfWork], R]) -> R:
+        with self._units(identity.tenant_id, write=False) as uow:
+            return work(uow)
+
+    def write(
+        self, identity: Identity, key: RequestKey[A], work: Callable[[UnitOfWork], Answer[A]]
+    ) -> A:
+        """Commit `work` once per request id; a replay returns the stored answer.
+
+        A lost race on a unique key (two first writes at once) is retried, and the retry sees
+        the winner: the stored answer, an existing memory, or an existing conversation.
+        """
+        for _ in range(WRITE_ATTEMPTS):
+            try:
+                with self._units(identity.tenant_id, write=True) as uow:
+                    if key.request_id:
+                        replay = self._claim(uow, identity, key)
+                        if replay is not None:
+                            return key.decode(replay)
+                    answer = work(uow)
+                    if key.request_id:
+                        uow.idempotency.record(
+                            identity.user_id,
+                            key.request_id,
+                            key.encode(answer.reply),
+                            answer.shows,
+                        )
+                    uow.commit()
+                    return answer.reply
+            except WriteConflict:
+                continue
+        raise Aborted("the write kept colliding with concurrent writes; retry", None, {})
+
+    def _claim(self, uow: UnitOfWork, identity: Identity, key: RequestKey[A]) -> bytes | None:
+        """The stored answer of an earlier attempt, or None once this attempt holds the id."""
+        replay = self._replay(uow, identity, key)
+        if replay is None:
+            now = utcnow()
+            claimed = StoredResponse(key.method, key.fingerprint, b"", now)
+            uow.idempotency.claim(identity.user_id, key.request_id, claimed, now - self._ttl)
+        return replay
+
+    def _replay(self, uow: UnitOfWork, identity: Identity, key: RequestKey[A]) -> bytes | None:
+        stored = uow.idempotency.get(identity.user_id, key.request_id)
+        if stored is None or stored.create_time < utcnow() - self._ttl:
+            return None
+        if stored.fingerprint != key.fingerprint:
+            raise InvalidArgument(
+                "request_id",
+                "was already used for a different request",
+                reason="REQUEST_ID_REUSED",
+            )
+        if stored.redacted:
+            raise FailedPrecondition(
+                "the memory or import item this request showed has since been deleted",
+                reason="MEMORY_DELETED",
+            )
+        return stored.response

@@ -1,0 +1,235 @@
+"""The composition root: builds the database, adapters, use cases, workers and the gRPC server
+from the settings, starts them in order and stops them in reverse (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+import grpc
+from grpc_health.v1 import health
+from opentelemetry.sdk.trace import TracerProvider
+from sqlalchemy import Engine
+
+from memory_service.adapters.secret_scanning import DetectSecretsScanner
+from memory_service.app.transactions import Transactions
+from memory_service.config import Settings
+from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.domain.context import ContextBuilder
+from memory_service.domain.importing.service import ImportUseCases
+from memory_service.domain.model import utcnow
+from memory_service.domain.overrides import OverrideUseCases
+from memory_service.domain.proposals import ProposalUseCases
+from memory_service.domain.recall import RecallUseCases
+from memory_service.domain.secrets import SecretDetector
+from memory_service.domain.services import (
+    AccessUseCases,
+    MemoryUseCases,
+    RetentionPolicy,
+    TranscriptUseCases,
+)
+from memory_service.storage import migrate
+from memory_service.storage.repositories import (
+    purge_deletion_markers,
+    purge_idempotency_keys,
+)
+from memory_service.storage.unit_of_work import (
+    SqlUnitOfWorkFactory,
+    create_database_engine,
+    trace_sql,
+)
+from memory_service.telemetry import exporting_traces
+from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.context_servicer import ContextServicer
+from memory_service.transport.import_servicer import ImportServicer
+from memory_service.transport.index_watch import IndexWatch
+from memory_service.transport.listen import listen
+from memory_service.transport.readiness import DatabaseWatch
+from memory_service.transport.recall import Recaller, ReplyMargin
+from memory_service.transport.retrieval_client import CircuitBreaker, RetrievalClient
+from memory_service.transport.server import SERVICE_NAMES, Servicers, grpc_server
+from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
+from memory_service.workers.imports import ImportRunner
+from memory_service.workers.outbox import OutboxWorker
+from memory_service.workers.usage import UsageRecorder
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunningServer:
+    server: grpc.Server
+    port: int
+    health: health.HealthServicer
+    engine: Engine
+    search: RetrievalClient | None
+    worker: OutboxWorker | None
+    imports: ImportRunner
+    database_watch: DatabaseWatch
+    watch: IndexWatch | None = None
+    usage: UsageRecorder | None = None
+
+    def stop(self, grace: float, drain: float = 0.0) -> None:
+        """Report NOT_SERVING first and keep answering for `drain` seconds, so balancers and
+        health pollers see it and move traffic away; then refuse new calls and finish
+        in-flight ones within `grace`."""
+        self.health.enter_graceful_shutdown()
+        self.database_watch.stop()
+        time.sleep(drain)
+        self.server.stop(grace).wait()
+        self.imports.stop()
+        if self.usage is not None:
+            self.usage.stop()  # writes the uses noted since the last flush
+        if self.worker is not None:
+            self.worker.stop()
+        if self.watch is not None:
+            self.watch.close()
+        if self.search is not None:
+            self.search.close()
+        self.engine.dispose()
+
+
+def database(settings: Settings, tracer_provider: TracerProvider | None) -> Engine:
+    """The engine, with the schema current (migrated here only when MEMORY_AUTO_MIGRATE is on)."""
+    engine = create_database_engine(settings.database_url)
+    if tracer_provider is not None and exporting_traces():
+        trace_sql(engine, tracer_provider)
+    if settings.auto_migrate:
+        migrate.upgrade(engine)
+    elif not migrate.is_current(engine):
+        raise RuntimeError(
+            "the database schema is not current; run `python -m memory_service migrate`"
+        )
+    return engine
+
+
+def forget_expired(units: SqlUnitOfWorkFactory, settings: Settings) -> None:
+    ttl = timedelta(hours=settings.idempotency_ttl_hours)
+    with units.maintenance() as session:
+        purged = purge_idempotency_keys(session, utcnow() - ttl)
+        markers = purge_deletion_markers(
+            session, utcnow() - timedelta(days=settings.marker_retention_days)
+        )
+    if purged or markers:
+        log.info("forgot %d request ids and %d expired deletion markers", purged, markers)
+
+
+def build_server(
+    settings: Settings, tracer_provider: TracerProvider | None = None
+) -> RunningServer:
+    engine = database(settings, tracer_provider)
+    units = SqlUnitOfWorkFactory(engine)
+    forget_expired(units, settings)
+
+    transactions = Transactions(units, timedelta(hours=settings.idempotency_ttl_hours))
+    authenticator = TokenAuthenticator(
+        settings.jwt_secret,
+        settings.jwt_issuer,
+        settings.jwt_audience,
+        settings.jwt_max_lifetime_seconds,
+    )
+    policy = AccessPolicy(GrantTableAuthorizer())
+
+    search = None
+    worker = None
+    if settings.retrieval_address:
+        search = RetrievalClient(
+            settings.retrieval_address,
+            settings.retrieval_secret,
+            settings.recall_timeout_seconds,
+            CircuitBreaker(
+                min_calls=settings.breaker_min_calls,
+                failure_rate=settings.breaker_failure_rate,
+                window_seconds=settings.breaker_window_seconds,
+                reset_seconds=settings.breaker_reset_seconds,
+            ),
+            tracer_provider,
+        )
+        if settings.outbox_worker:
+            worker = OutboxWorker(
+                units.outbox_store(), units, search, poll_seconds=settings.outbox_poll_seconds
+            )
+            search.on_serving(worker.wake)
+    watch = None
+    if search is not None:
+        watch = IndexWatch(
+            search,
+            units,
+            settings.index_check_seconds,
+            on_queued=worker.wake if worker is not None else lambda: None,
+        )
+    usage = (
+        UsageRecorder(units.usage_store(), settings.usage_flush_seconds)
+        if settings.usage_tracking
+        else None
+    )
+    recaller = Recaller(
+        RecallUseCases(policy), search, ReplyMargin(settings.recall_margin_seconds), watch, usage
+    )
+    secrets = SecretDetector(DetectSecretsScanner())  # one secret rule for every write path
+    memory_use_cases = MemoryUseCases(
+        policy,
+        retention=RetentionPolicy(settings.backup_retention_days, settings.marker_retention_days),
+        secrets=secrets,
+    )
+    overrides = OverrideUseCases(policy, secrets)
+    imports = ImportUseCases(memory_use_cases, secrets)
+    import_runner = ImportRunner(
+        units.import_queue(),
+        units,
+        imports,
+        settings.import_poll_seconds,
+        settings.import_lease_seconds,
+    )
+    servicers = Servicers(
+        memory=MemoryServicer(authenticator, transactions, memory_use_cases, recaller),
+        transcript=TranscriptServicer(authenticator, transactions, TranscriptUseCases()),
+        access=AccessServicer(authenticator, transactions, AccessUseCases(policy)),
+        context=ContextServicer(
+            authenticator,
+            transactions,
+            ContextBuilder(policy, overrides),
+            ProposalUseCases(
+                policy,
+                memory_use_cases,
+                overrides,
+                settings.apply_user_corrections,
+                secrets=secrets,
+            ),
+            overrides,
+            recaller,
+            usage,
+        ),
+        imports=ImportServicer(
+            authenticator, transactions, imports, import_runner, settings.backup_retention_days
+        ),
+    )
+    server, health_servicer = grpc_server(servicers, settings.max_workers, tracer_provider)
+    port = listen(server, settings.listen)
+    server.start()
+    if search is not None:
+        search.start()
+    database_watch = DatabaseWatch(
+        units.reachable, health_servicer, ("", *SERVICE_NAMES), settings.database_probe_seconds
+    )
+    database_watch.start()
+    if worker is not None:
+        worker.start()
+    if settings.import_worker:
+        import_runner.start()
+    if usage is not None:
+        usage.start()
+    return RunningServer(
+        server,
+        port,
+        health_servicer,
+        engine,
+        search,
+        worker,
+        import_runner,
+        database_watch,
+        watch,
+        usage,
+    )
