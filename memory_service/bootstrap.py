@@ -13,7 +13,12 @@ from grpc_health.v1 import health
 from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy import Engine
 
+from memory_service.adapters.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.adapters.secret_scanning import DetectSecretsScanner
+from memory_service.app.context import BuildContext
+from memory_service.app.imports import SubmitImport
+from memory_service.app.index_watch import IndexWatch
+from memory_service.app.recall import Recaller, RecallMemories, ReplyMargin
 from memory_service.app.transactions import Transactions
 from memory_service.config import Settings
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
@@ -44,14 +49,11 @@ from memory_service.telemetry import exporting_traces
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.context_servicer import ContextServicer
 from memory_service.transport.import_servicer import ImportServicer
-from memory_service.transport.index_watch import IndexWatch
 from memory_service.transport.listen import listen
 from memory_service.transport.readiness import DatabaseWatch
-from memory_service.transport.recall import Recaller, ReplyMargin
-from memory_service.transport.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.transport.server import SERVICE_NAMES, Servicers, grpc_server
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
-from memory_service.workers.imports import ImportRunner
+from memory_service.workers.imports import ImportRunner, release_freed_memory
 from memory_service.workers.outbox import OutboxWorker
 from memory_service.workers.usage import UsageRecorder
 
@@ -184,13 +186,15 @@ def build_server(
         settings.import_lease_seconds,
     )
     servicers = Servicers(
-        memory=MemoryServicer(authenticator, transactions, memory_use_cases, recaller),
+        memory=MemoryServicer(
+            authenticator, transactions, memory_use_cases, RecallMemories(transactions, recaller)
+        ),
         transcript=TranscriptServicer(authenticator, transactions, TranscriptUseCases()),
         access=AccessServicer(authenticator, transactions, AccessUseCases(policy)),
         context=ContextServicer(
             authenticator,
             transactions,
-            ContextBuilder(policy, overrides),
+            BuildContext(transactions, ContextBuilder(policy, overrides), recaller, usage),
             ProposalUseCases(
                 policy,
                 memory_use_cases,
@@ -199,11 +203,13 @@ def build_server(
                 secrets=secrets,
             ),
             overrides,
-            recaller,
-            usage,
         ),
         imports=ImportServicer(
-            authenticator, transactions, imports, import_runner, settings.backup_retention_days
+            authenticator,
+            transactions,
+            imports,
+            SubmitImport(transactions, imports, import_runner, release_freed_memory),
+            settings.backup_retention_days,
         ),
     )
     server, health_servicer = grpc_server(servicers, settings.max_workers, tracer_provider)

@@ -7,6 +7,7 @@ import logging
 import os
 import threading
 import time
+import traceback
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -137,3 +138,16 @@ def _configure_metrics(has_endpoint: bool) -> None:
             readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter()))
     if readers:
         metrics.set_meter_provider(MeterProvider(metric_readers=readers))
+
+
+def failure_summary(error: BaseException) -> str:
+    """Where an unexpected failure happened, for the log: exception types and code locations
+    only. Messages are left out because they can quote request values (memory text)."""
+    parts: list[str] = []
+    current: BaseException | None = error
+    while current is not None and len(parts) < 5:
+        frames = traceback.extract_tb(current.__traceback__)
+        where = " <- ".join(f"{f.name} ({f.filename}:{f.lineno})" for f in reversed(frames))
+        parts.append(f"{type(current).__name__} at {where or 'unknown'}")
+        current = current.__cause__ or current.__context__
+    return "; caused by ".join(parts)

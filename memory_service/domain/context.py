@@ -18,6 +18,7 @@ from memory_service.domain.model import (
     Message,
     Override,
     ParentType,
+    Revision,
     RevisionStatus,
     ScopeType,
 )
@@ -77,23 +78,33 @@ class ContextRequest:
 
 
 @dataclass(frozen=True)
+class Applying:
+    """A memory with the revision that applies at the context's instant, worked out once:
+    conflicts, shadowed defaults and the reply all read this one."""
+
+    memory: Memory
+    revision: Revision
+    reason: Applicability
+
+
+@dataclass(frozen=True)
 class ShadowedOverride:
     override: Override
-    shadowed: Memory | None
+    shadowed: Applying | None
 
 
 @dataclass(frozen=True)
 class Conflict:
     key: str
     key_context: str
-    memories: list[Memory]
+    memories: list[Applying]
 
 
 @dataclass
 class Context:
     instant: datetime
     window: list[Message] = field(default_factory=list)
-    memories: list[tuple[Memory, Applicability]] = field(default_factory=list)
+    memories: list[Applying] = field(default_factory=list)
     overrides: list[ShadowedOverride] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
     excluded: list[tuple[str, ExclusionReason]] = field(default_factory=list)
@@ -129,14 +140,14 @@ class ContextBuilder:
                 context.excluded.append((resolution.reference.label(), reason))
         context.allowed = Visibility(frozenset({identity.user_id}), customer_ids)
         memories = uow.memories.list_after(MemoryQuery(context.allowed), "", MAX_CONTEXT_MEMORIES)
-        applicable: list[Memory] = []
         for memory in memories:
-            if rules.applicable_revision(memory, request.instant) is not None:
-                applicable.append(memory)
-                context.memories.append((memory, Applicability(memory.scope.type.value)))
-            context.excluded.extend(self._exclusions(memory, request.instant))
-        context.conflicts = self._conflicts(applicable, request.instant)
-        context.overrides = self._active_overrides(uow, identity, request, applicable)
+            revision = rules.applicable_revision(memory, request.instant)
+            if revision is not None:
+                applies = Applicability(memory.scope.type.value)
+                context.memories.append(Applying(memory, revision, applies))
+            context.excluded.extend(self._exclusions(memory, revision, request.instant))
+        context.conflicts = self._conflicts(context.memories)
+        context.overrides = self._active_overrides(uow, identity, request, context.memories)
         return context
 
     def _resolve_all(
@@ -171,9 +182,10 @@ class ContextBuilder:
         return Resolution(ref, ReferenceStatus.RESOLVED, matches[0])
 
     @staticmethod
-    def _exclusions(memory: Memory, instant: datetime) -> list[tuple[str, ExclusionReason]]:
+    def _exclusions(
+        memory: Memory, applicable: Revision | None, instant: datetime
+    ) -> list[tuple[str, ExclusionReason]]:
         excluded = []
-        applicable = rules.applicable_revision(memory, instant)
         for revision in memory.revisions:
             if revision is applicable:
                 continue
@@ -193,18 +205,14 @@ class ContextBuilder:
         return excluded
 
     @staticmethod
-    def _conflicts(applicable: list[Memory], instant: datetime) -> list[Conflict]:
+    def _conflicts(applicable: list[Applying]) -> list[Conflict]:
         """Same key from different scopes with different values: reported, never resolved."""
-        by_key: dict[tuple[str, str], list[Memory]] = defaultdict(list)
-        for memory in applicable:
-            by_key[(memory.key, memory.key_context)].append(memory)
+        by_key: dict[tuple[str, str], list[Applying]] = defaultdict(list)
+        for item in applicable:
+            by_key[(item.memory.key, item.memory.key_context)].append(item)
         conflicts = []
         for (key, key_context), group in sorted(by_key.items()):
-            values = set()
-            for memory in group:
-                revision = rules.applicable_revision(memory, instant)
-                if revision is not None:
-                    values.add(rules.normalize_for_match(revision.value))
+            values = {rules.normalize_for_match(item.revision.value) for item in group}
             if len(values) > 1:
                 conflicts.append(Conflict(key, key_context, group))
         return conflicts
@@ -214,7 +222,7 @@ class ContextBuilder:
         uow: UnitOfWork,
         identity: Identity,
         request: ContextRequest,
-        applicable: list[Memory],
+        applicable: list[Applying],
     ) -> list[ShadowedOverride]:
         parents = []
         if request.conversation_id:
@@ -228,11 +236,11 @@ class ContextBuilder:
             ):
                 default = next(
                     (
-                        m
-                        for m in applicable
-                        if m.key == override.key
-                        and m.key_context == override.key_context
-                        and m.scope == override.scope
+                        item
+                        for item in applicable
+                        if item.memory.key == override.key
+                        and item.memory.key_context == override.key_context
+                        and item.memory.scope == override.scope
                     ),
                     None,
                 )

@@ -1,14 +1,14 @@
 """What the domain needs from outside it: storage (every repository is bound to one tenant when it
-is made) and a scanner for secret key formats."""
+is made), a scanner for secret key formats, and the search index."""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from memory_service.domain.model import (
     Conversation,
@@ -26,6 +26,9 @@ from memory_service.domain.model import (
     Scope,
     ScopeType,
 )
+
+if TYPE_CHECKING:
+    from memory_service.domain.recall import Candidate
 
 
 @dataclass(frozen=True)
@@ -325,3 +328,41 @@ class SecretScanner(Protocol):
 
     def find(self, text: str) -> str:
         """The kind of secret found ("" when none); the text itself is never returned."""
+
+
+class SearchUnavailable(Exception):
+    """Search cannot answer now (turned off, breaker open, too slow, index incomplete): recall
+    then answers degraded instead of failing. `reason` is for operators."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Search(Protocol):
+    """The search index as recall and the index watch use it: candidates only, which the
+    records then decide (I8). Implemented by `adapters.retrieval_client.RetrievalClient`."""
+
+    @property
+    def search_timeout(self) -> float:
+        """How long a search may take when the caller set no deadline."""
+
+    def search(
+        self,
+        tenant_id: str,
+        query: str,
+        limit: int,
+        scopes: Sequence[tuple[str, str]],
+        deadline: float | None,
+    ) -> list[Candidate]:
+        """Candidates by `deadline` (a `time.monotonic()` instant); `SearchUnavailable` else."""
+
+    def tenant_points(self, tenant_id: str) -> int:
+        """How many entries the index holds for the tenant."""
+
+
+class ImportWork(Protocol):
+    """The background import worker, told when a batch was queued."""
+
+    def submit(self, tenant_id: str, batch_id: str) -> None:
+        """Any worker may take the batch; this one just looks now."""

@@ -7,20 +7,18 @@ from crmmem.memory.v1 import context_service_pb2 as ctx_pb
 from crmmem.memory.v1 import context_service_pb2_grpc as ctx_grpc
 from opentelemetry import trace
 
+from memory_service.app.context import BuildContext
 from memory_service.app.transactions import Answer, Transactions
-from memory_service.domain.context import Context, ContextBuilder, scope_selectors
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.overrides import OverrideUseCases
-from memory_service.domain.ports import NoUsageLog, UnitOfWork, UsageLog
+from memory_service.domain.ports import UnitOfWork
 from memory_service.domain.proposals import ProposalUseCases
-from memory_service.domain.recall import RecallResult
 from memory_service.transport import convert
 from memory_service.transport import convert_context as cc
 from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.deadline import caller_deadline
 from memory_service.transport.idempotency import request_key
 from memory_service.transport.paging import ID
-from memory_service.transport.recall import Recaller, annotate, caller_deadline, recalled_protos
-from memory_service.transport.retrieval_client import SearchUnavailable
 from memory_service.transport.servicers import ServicerBase, as_of_instant, rpc
 
 
@@ -29,18 +27,14 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         self,
         authenticator: TokenAuthenticator,
         transactions: Transactions,
-        builder: ContextBuilder,
+        build_context: BuildContext,
         proposals: ProposalUseCases,
         overrides: OverrideUseCases,
-        recaller: Recaller,
-        usage: UsageLog | None = None,
     ) -> None:
         super().__init__(authenticator, transactions)
-        self.builder = builder
+        self.build_context = build_context
         self.proposals = proposals
         self.overrides = overrides
-        self.recaller = recaller
-        self.usage = usage or NoUsageLog()
 
     @rpc
     def BuildContext(
@@ -50,38 +44,10 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         query = convert.recall_query(request.query) if request.query.strip() else ""
         limit = convert.recall_limit(request.recall_limit)
         context_request = cc.context_request(request, instant)
-        deadline = caller_deadline(context)
-
-        def work(uow: UnitOfWork) -> tuple[Context, RecallResult | SearchUnavailable | None]:
-            built = self.builder.build(uow, identity, context_request)
-            if not query:
-                return built, None
-            outcome = self.recaller.run(
-                uow,
-                identity,
-                query,
-                limit,
-                instant,
-                deadline,
-                within=built.allowed,
-                scopes=scope_selectors(built.allowed),
-            )
-            return built, outcome
-
-        built, outcome = self.tx.read(identity, work)
-        self.usage.note(identity.tenant_id, (m.id for m, _ in built.memories), utcnow())
-        response = cc.context_proto(built)
-        span = trace.get_current_span()
-        span.set_attribute("crmmem.context.memories", len(built.memories))
-        span.set_attribute("crmmem.context.conflicts", len(built.conflicts))
-        span.set_attribute("crmmem.context.excluded", len(built.excluded))
-        if outcome is not None:
-            annotate(outcome)
-            if isinstance(outcome, SearchUnavailable):
-                response.recall_degraded = True
-            else:
-                response.recalled.extend(recalled_protos(outcome, instant))
-        return response
+        built = self.build_context(
+            identity, context_request, query, limit, caller_deadline(context)
+        )
+        return cc.context_proto(built)
 
     @rpc
     def ProposeMemory(

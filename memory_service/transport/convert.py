@@ -34,7 +34,7 @@ from memory_service.domain.model import (
     Speaker,
     TurnStatus,
 )
-from memory_service.domain.recall import DropReason, ScopeHint
+from memory_service.domain.recall import DropReason, RecallResult, ScopeHint
 from memory_service.domain.services import (
     MESSAGE_NAME,
     CreateMemory,
@@ -387,6 +387,14 @@ def revision_proto(revision: Revision, instant: datetime) -> pb.MemoryRevision:
 
 
 def memory_proto(memory: Memory, instant: datetime) -> pb.Memory:
+    return applied_memory_proto(memory, rules.applicable_revision(memory, instant), instant)
+
+
+def applied_memory_proto(
+    memory: Memory, applicable: Revision | None, instant: datetime
+) -> pb.Memory:
+    """The memory with `applicable` as its applicable revision at `instant`, worked out by the
+    caller (a context already has it): conversion decides nothing."""
     out = pb.Memory(
         name=memory_name(memory.id),
         scope=pb.Scope(type=SCOPE_TYPES.proto(memory.scope.type), id=memory.scope.id),
@@ -395,7 +403,6 @@ def memory_proto(memory: Memory, instant: datetime) -> pb.Memory:
         kind=KINDS.proto(memory.kind),
         etag=etag_of(memory),
     )
-    applicable = rules.applicable_revision(memory, instant)
     if applicable is not None:
         out.applicable_revision.CopyFrom(revision_proto(applicable, instant))
     if memory.latest is not None:
@@ -447,3 +454,17 @@ def receipt_proto(receipt: DeletionReceipt) -> service_pb.DeletionReceipt:
     )
     set_time(out.marker_expire_time, receipt.marker_expire_time)
     return out
+
+
+def recalled_protos(result: RecallResult, instant: datetime) -> list[service_pb.RecalledMemory]:
+    return [
+        service_pb.RecalledMemory(memory=memory_proto(m, instant), score=score)
+        for m, score in result.memories
+    ]
+
+
+def dropped_protos(result: RecallResult) -> list[service_pb.DroppedCandidates]:
+    return [
+        service_pb.DroppedCandidates(reason=DROP_REASONS.proto(reason), count=n)
+        for reason, n in sorted(result.dropped.items())
+    ]

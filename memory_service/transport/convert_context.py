@@ -8,18 +8,19 @@ from datetime import datetime
 from crmmem.memory.v1 import context_service_pb2 as ctx_pb
 from crmmem.memory.v1 import memory_pb2 as pb
 
+from memory_service.app.context import BuiltContext
 from memory_service.domain import rules
 from memory_service.domain.context import (
     Applicability,
-    Context,
     ContextRequest,
     CustomerRef,
     ExclusionReason,
     ReferenceStatus,
 )
 from memory_service.domain.errors import InvalidArgument
-from memory_service.domain.model import Memory, Override, ParentType, Scope
+from memory_service.domain.model import Override, ParentType, Scope
 from memory_service.domain.overrides import Expiry, OverrideDraft, override_name
+from memory_service.domain.ports import SearchUnavailable
 from memory_service.domain.proposals import Decision, Proposal
 from memory_service.transport import convert
 from memory_service.transport.convert import EnumMap
@@ -195,22 +196,24 @@ def override_proto(override: Override) -> ctx_pb.Override:
     return out
 
 
-def context_proto(context: Context) -> ctx_pb.BuildContextResponse:
+def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
+    context = built.context
     instant = context.instant
     out = ctx_pb.BuildContextResponse(
         recent_messages=[convert.message_proto(m) for m in context.window],
         memories=[
             ctx_pb.ContextMemory(
-                memory=convert.memory_proto(memory, instant), reason=APPLICABILITY.proto(reason)
+                memory=convert.applied_memory_proto(item.memory, item.revision, instant),
+                reason=APPLICABILITY.proto(item.reason),
             )
-            for memory, reason in context.memories
+            for item in context.memories
         ],
         conflicts=[
             ctx_pb.Conflict(
                 key=conflict.key,
                 key_context=conflict.key_context,
-                memories=[f"memories/{m.id}" for m in conflict.memories],
-                values=[_value_at(m, instant) for m in conflict.memories],
+                memories=[f"memories/{item.memory.id}" for item in conflict.memories],
+                values=[item.revision.value for item in conflict.memories],
             )
             for conflict in context.conflicts
         ],
@@ -235,12 +238,11 @@ def context_proto(context: Context) -> ctx_pb.BuildContextResponse:
     for item in context.overrides:
         entry = out.overrides.add(override=override_proto(item.override))
         if item.shadowed is not None:
-            entry.shadowed_memory = f"memories/{item.shadowed.id}"
-            entry.shadowed_value = _value_at(item.shadowed, instant)
+            entry.shadowed_memory = f"memories/{item.shadowed.memory.id}"
+            entry.shadowed_value = item.shadowed.revision.value
     convert.set_time(out.as_of, instant)
+    if isinstance(built.recall, SearchUnavailable):
+        out.recall_degraded = True
+    elif built.recall is not None:
+        out.recalled.extend(convert.recalled_protos(built.recall, instant))
     return out
-
-
-def _value_at(memory: Memory, instant: datetime) -> str:
-    revision = rules.applicable_revision(memory, instant)
-    return revision.value if revision is not None else ""

@@ -4,7 +4,6 @@ client can switch on, field violations for bad requests, and never a stack trace
 from __future__ import annotations
 
 import logging
-import traceback
 
 import grpc
 from google.protobuf import any_pb2
@@ -88,16 +87,3 @@ def internal_status(trace_id: str) -> grpc.Status:
         _packed(error_details_pb2.ErrorInfo(reason="INTERNAL", domain=ERROR_DOMAIN))
     )
     return rpc_status.to_status(status)
-
-
-def failure_summary(error: BaseException) -> str:
-    """Where an unexpected failure happened, for the log: exception types and code locations
-    only. Messages are left out because they can quote request values (memory text)."""
-    parts: list[str] = []
-    current: BaseException | None = error
-    while current is not None and len(parts) < 5:
-        frames = traceback.extract_tb(current.__traceback__)
-        where = " <- ".join(f"{f.name} ({f.filename}:{f.lineno})" for f in reversed(frames))
-        parts.append(f"{type(current).__name__} at {where or 'unknown'}")
-        current = current.__cause__ or current.__context__
-    return "; caused by ".join(parts)

@@ -1,4 +1,4 @@
-"""gRPC servicer for imports; large archives are parsed by `workers.imports.ImportRunner`."""
+"""gRPC servicer for imports; large archives are parsed later by the import worker."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import grpc
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import import_service_pb2_grpc as imp_grpc
 
+from memory_service.app.imports import SubmitImport
 from memory_service.app.transactions import Answer, Transactions
 from memory_service.domain import rules
 from memory_service.domain.errors import InvalidArgument
@@ -32,7 +33,6 @@ from memory_service.transport.convert import EnumMap
 from memory_service.transport.idempotency import request_key
 from memory_service.transport.paging import ORDINAL
 from memory_service.transport.servicers import ServicerBase, rpc
-from memory_service.workers.imports import ImportRunner, release_freed_memory
 
 log = logging.getLogger(__name__)
 BATCH_NAME = re.compile(rf"importBatches/({rules.MEMORY_ID})")  # fullmatch only
@@ -137,12 +137,12 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         authenticator: TokenAuthenticator,
         transactions: Transactions,
         imports: ImportUseCases,
-        runner: ImportRunner,
+        submit: SubmitImport,
         backup_days: int,
     ) -> None:
         super().__init__(authenticator, transactions)
         self.imports = imports
-        self.runner = runner
+        self.submit = submit
         self.backup_days = backup_days
 
     @rpc
@@ -187,24 +187,15 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
                 "archive", f"is larger than {MAX_ARCHIVE_BYTES // (1024 * 1024)} MiB"
             )
 
-        def work(uow: UnitOfWork) -> Answer[imp_pb.CreateImportBatchResponse]:
-            batch, again = self.imports.submit(uow, identity, archive_format, archive, utcnow())
-            return Answer(
-                imp_pb.CreateImportBatchResponse(batch=batch_proto(batch), already_imported=again),
-                "",
-            )
-
-        try:
-            response = self.tx.write(
-                identity,
-                request_key("CreateImportBatch", request, imp_pb.CreateImportBatchResponse),
-                work,
-            )
-        finally:
-            release_freed_memory()
-        if response.batch.state == imp_pb.IMPORT_STATE_PENDING:
-            self.runner.submit(identity.tenant_id, parse_batch(response.batch.name))
-        return response
+        return self.submit(
+            identity,
+            request_key("CreateImportBatch", request, imp_pb.CreateImportBatchResponse),
+            archive_format,
+            archive,
+            lambda batch, again: imp_pb.CreateImportBatchResponse(
+                batch=batch_proto(batch), already_imported=again
+            ),
+        )
 
     @rpc
     def GetImportBatch(

@@ -19,28 +19,23 @@ from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
 from opentelemetry import metrics, trace
 
+from memory_service.app.recall import RecallMemories
 from memory_service.app.transactions import Answer, Transactions
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
 from memory_service.domain.etags import parse_etag
 from memory_service.domain.export import SCHEMA_ID, ExportUseCases, export_record
 from memory_service.domain.model import Identity, Memory, utcnow
-from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.ports import SearchUnavailable, UnitOfWork
 from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
+from memory_service.telemetry import failure_summary
 from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.deadline import caller_deadline
 from memory_service.transport.edge import check_request
-from memory_service.transport.errors import failure_summary, internal_status, to_status
+from memory_service.transport.errors import internal_status, to_status
 from memory_service.transport.idempotency import request_key
 from memory_service.transport.paging import ID, KEY_PURPOSE, ORDINAL, PageTokens
-from memory_service.transport.recall import (
-    Recaller,
-    annotate,
-    caller_deadline,
-    dropped_protos,
-    recalled_protos,
-)
-from memory_service.transport.retrieval_client import SearchUnavailable
 
 log = logging.getLogger(__name__)
 rpc_duration = metrics.get_meter("memory_service").create_histogram(
@@ -117,13 +112,12 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         authenticator: TokenAuthenticator,
         transactions: Transactions,
         memories: MemoryUseCases,
-        recaller: Recaller,
+        recall: RecallMemories,
     ) -> None:
         super().__init__(authenticator, transactions)
         self.memories = memories
-        self.recaller = recaller
+        self.recall = recall
         self.exports = ExportUseCases()
-        self.search = recaller.search
 
     @rpc
     def CreateMemory(
@@ -323,18 +317,12 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         limit = convert.recall_limit(request.limit)
         hint = convert.scope_hint(request.scope_type, request.scope_id)
         instant = as_of_instant(request)
-        deadline = caller_deadline(context)
-        outcome = self.tx.read(
-            identity,
-            lambda uow: self.recaller.run(
-                uow, identity, query, limit, instant, deadline, hint=hint
-            ),
-        )
-        annotate(outcome)
+        outcome = self.recall(identity, query, limit, instant, caller_deadline(context), hint)
         if isinstance(outcome, SearchUnavailable):
             return service_pb.RecallMemoriesResponse(degraded=True, degraded_reason=outcome.reason)
         return service_pb.RecallMemoriesResponse(
-            memories=recalled_protos(outcome, instant), dropped=dropped_protos(outcome)
+            memories=convert.recalled_protos(outcome, instant),
+            dropped=convert.dropped_protos(outcome),
         )
 
     @rpc
@@ -383,7 +371,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         identity: Identity,
     ) -> service_pb.ReindexMemoriesResponse:
         require_admin(identity)
-        if self.search is None:
+        if not self.recall.searching:
             raise Unavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
 
         def work(uow: UnitOfWork) -> Answer[service_pb.ReindexMemoriesResponse]:

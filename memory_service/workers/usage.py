@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from memory_service.domain.ports import UsageStore
-from memory_service.transport.errors import failure_summary
+from memory_service.telemetry import failure_summary
 
 log = logging.getLogger(__name__)
 # Notes waiting while the database is away are bounded: past this, new ones are dropped (and

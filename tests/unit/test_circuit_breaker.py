@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from memory_service.transport.retrieval_client import CircuitBreaker, Outcome
+from memory_service.adapters.retrieval_client import CircuitBreaker, Outcome
 
 
 class Clock:

@@ -9,7 +9,7 @@ import grpc
 from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
 from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 
-from memory_service.transport.retrieval_client import CircuitBreaker, RetrievalClient
+from memory_service.adapters.retrieval_client import CircuitBreaker, RetrievalClient
 
 
 class _FloodingSidecar(pb_grpc.RetrievalServiceServicer):  # type: ignore[misc]

@@ -1,5 +1,5 @@
-"""Client of the retrieval sidecar: deadlines, a circuit breaker, a health watch, and trace
-propagation.
+"""Client of the retrieval sidecar, the outbound adapter behind the `Search` port (and the
+outbox's index writes): deadlines, a circuit breaker, a health watch, and trace propagation.
 
 Search failures never become errors for the caller: recall degrades to "no recall" instead.
 """
@@ -22,6 +22,7 @@ from opentelemetry.instrumentation.grpc import client_interceptor, grpcext
 from opentelemetry.sdk.trace import TracerProvider
 
 from memory_service.domain.indexing import IndexDocument, IndexUnavailable
+from memory_service.domain.ports import SearchUnavailable
 from memory_service.domain.recall import Candidate
 from retrieval_service.auth import call_metadata
 
@@ -54,14 +55,6 @@ UNREACHABLE = frozenset(
 )
 INDEX_WRITE_TIMEOUT = 30.0
 STATS_TIMEOUT = 5.0
-
-
-class SearchUnavailable(Exception):
-    """Search could not answer in time; `reason` is for operators."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class Outcome(enum.Enum):

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 from memory_service.domain.indexing import missing_from_index
 from memory_service.domain.model import utcnow
-from memory_service.domain.ports import OutboxKind, UnitOfWorkFactory
-from memory_service.transport.retrieval_client import RetrievalClient
+from memory_service.domain.ports import OutboxKind, Search, UnitOfWorkFactory
 
 log = logging.getLogger(__name__)
 INCOMPLETE = "INDEX_INCOMPLETE"
@@ -40,7 +39,7 @@ class _Verdict:
 class IndexWatch:
     def __init__(
         self,
-        search: RetrievalClient,
+        search: Search,
         units: UnitOfWorkFactory,
         interval_seconds: float,
         on_queued: Callable[[], None] = lambda: None,

@@ -1,24 +1,28 @@
 """Recall as both RecallMemories and BuildContext use it: search under a deadline, then the
-records decide, inside the caller's read transaction; degraded when search is unavailable."""
+records decide (`domain.recall.RecallUseCases.validate`), inside the caller's read transaction;
+degraded when search is unavailable."""
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections import deque
 from datetime import datetime
 
-import grpc
-from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from opentelemetry import metrics, trace
 
+from memory_service.app.index_watch import IndexWatch
+from memory_service.app.transactions import Transactions
 from memory_service.domain.model import Identity, utcnow
-from memory_service.domain.ports import NoUsageLog, UnitOfWork, UsageLog, Visibility
+from memory_service.domain.ports import (
+    NoUsageLog,
+    Search,
+    SearchUnavailable,
+    UnitOfWork,
+    UsageLog,
+    Visibility,
+)
 from memory_service.domain.recall import RecallResult, RecallUseCases, ScopeHint
-from memory_service.transport import convert
-from memory_service.transport.index_watch import IndexWatch
-from memory_service.transport.retrieval_client import RetrievalClient, SearchUnavailable
 
 CANDIDATE_OVERFETCH = 3
 MAX_CANDIDATES = 100
@@ -26,19 +30,6 @@ tracer = trace.get_tracer("memory_service")
 degraded_counter = metrics.get_meter("memory_service").create_counter(
     "crmmem.recall.degraded", description="recalls answered without search"
 )
-
-
-NO_DEADLINE_SECONDS = 24 * 3600  # longer than this is a caller that set no deadline
-
-
-def caller_deadline(context: grpc.ServicerContext) -> float | None:
-    """The caller's deadline as a `time.monotonic()` instant, taken when the call starts, so
-    work done before recall (the context build, scope lookups) counts against it."""
-    remaining = context.time_remaining()
-    # gRPC reports a call without a deadline as an infinite (or absurdly long) time remaining.
-    if remaining is None or not math.isfinite(remaining) or remaining > NO_DEADLINE_SECONDS:
-        return None
-    return time.monotonic() + remaining
 
 
 class ReplyMargin:
@@ -71,7 +62,7 @@ class Recaller:
     def __init__(
         self,
         recall: RecallUseCases,
-        search: RetrievalClient | None,
+        search: Search | None,
         margin: ReplyMargin | None = None,
         watch: IndexWatch | None = None,
         usage: UsageLog | None = None,
@@ -147,15 +138,34 @@ def annotate(outcome: RecallResult | SearchUnavailable) -> None:
     span.set_attribute("crmmem.recall.dropped", outcome.dropped_count)
 
 
-def recalled_protos(result: RecallResult, instant: datetime) -> list[service_pb.RecalledMemory]:
-    return [
-        service_pb.RecalledMemory(memory=convert.memory_proto(m, instant), score=score)
-        for m, score in result.memories
-    ]
+Outcome = RecallResult | SearchUnavailable
 
 
-def dropped_protos(result: RecallResult) -> list[service_pb.DroppedCandidates]:
-    return [
-        service_pb.DroppedCandidates(reason=convert.DROP_REASONS.proto(reason), count=n)
-        for reason, n in sorted(result.dropped.items())
-    ]
+class RecallMemories:
+    """The RecallMemories use case: one read transaction, recall in it, counts on the span."""
+
+    def __init__(self, transactions: Transactions, recaller: Recaller) -> None:
+        self._tx = transactions
+        self._recaller = recaller
+
+    @property
+    def searching(self) -> bool:
+        return self._recaller.search is not None
+
+    def __call__(
+        self,
+        identity: Identity,
+        query: str,
+        limit: int,
+        instant: datetime,
+        deadline: float | None,
+        hint: ScopeHint,
+    ) -> Outcome:
+        outcome = self._tx.read(
+            identity,
+            lambda uow: self._recaller.run(
+                uow, identity, query, limit, instant, deadline, hint=hint
+            ),
+        )
+        annotate(outcome)
+        return outcome
