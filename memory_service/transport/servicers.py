@@ -8,7 +8,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 from crmmem.memory.v1 import access_service_pb2 as access_pb
@@ -47,48 +47,83 @@ EXPORT_PAGE = 100
 EXPORT_MESSAGE_CHARS = 1024 * 1024
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
+T = TypeVar("T")
 Handler = Callable[[Any, Req, grpc.ServicerContext, Identity], Resp]
 
 
-def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext], Resp]:
-    """Authentication, deadline check, span attributes and error mapping for every method."""
+class _Call:
+    """One RPC as the metrics and error path see it, from the handler's start to its last
+    streamed message: unary and streaming calls end in the same place."""
 
-    @functools.wraps(handler)
-    def wrapper(self: Any, request: Req, context: grpc.ServicerContext) -> Resp:
-        span = trace.get_current_span()
-        span.set_attribute("crmmem.rpc", handler.__name__)
-        started = time.perf_counter()
-        outcome = "OK"
-        try:
-            remaining = context.time_remaining()
-            if remaining is not None and remaining <= 0:
-                raise DeadlineExceeded("the deadline passed before the call was handled")
-            identity = self.authenticator.authenticate(context)
-            span.set_attribute("crmmem.tenant_id", identity.tenant_id)
-            check_request(request)  # type: ignore[arg-type]
-            return handler(self, request, context, identity)
-        except DomainError as error:
-            span.set_attribute("crmmem.error_reason", error.reason)
+    def __init__(self, name: str, context: grpc.ServicerContext) -> None:
+        self.name = name
+        self.context = context
+        self.span = trace.get_current_span()
+        self.span.set_attribute("crmmem.rpc", name)
+        self.started = time.perf_counter()
+
+    def done(self, outcome: str = "OK") -> None:
+        rpc_duration.record(
+            time.perf_counter() - self.started, {"rpc": self.name, "outcome": outcome}
+        )
+
+    def fail(self, error: Exception) -> NoReturn:
+        """Maps the failure to its status (INTERNAL, with the trace id, for anything that is
+        not a DomainError), records the outcome and aborts the call."""
+        if isinstance(error, DomainError):
+            self.span.set_attribute("crmmem.error_reason", error.reason)
             status = to_status(error)
             outcome = error.reason
-        except Exception as error:
-            trace_id = format(span.get_span_context().trace_id, "032x")
+        else:
+            trace_id = format(self.span.get_span_context().trace_id, "032x")
             log.error(
                 "unexpected failure in %s (trace %s): %s",
-                handler.__name__,
+                self.name,
                 trace_id,
                 failure_summary(error),
             )
             status = internal_status(trace_id)
             outcome = "INTERNAL"
-        finally:
-            rpc_duration.record(
-                time.perf_counter() - started, {"rpc": handler.__name__, "outcome": outcome}
-            )
-        context.set_code(status.code)  # lets the tracing interceptor record the status
-        context.set_details(status.details)
-        context.abort_with_status(status)
+        self.done(outcome)
+        self.context.set_code(status.code)  # lets the tracing interceptor record the status
+        self.context.set_details(status.details)
+        self.context.abort_with_status(status)
         raise AssertionError("abort_with_status returns only by raising")
+
+    def stream(self, messages: Iterator[T]) -> Iterator[T]:
+        """A server stream whose failures while streaming take the same path as a unary
+        call's; a caller that goes away mid-stream is counted as CANCELLED."""
+        try:
+            yield from messages
+        except GeneratorExit:
+            self.done("CANCELLED")
+            raise
+        except Exception as error:
+            self.fail(error)
+        self.done()
+
+
+def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext], Resp]:
+    """Authentication, deadline check, span attributes, metrics and error mapping for every
+    method, streaming ones included (a handler that returns an iterator streams)."""
+
+    @functools.wraps(handler)
+    def wrapper(self: Any, request: Req, context: grpc.ServicerContext) -> Resp:
+        call = _Call(handler.__name__, context)
+        try:
+            remaining = context.time_remaining()
+            if remaining is not None and remaining <= 0:
+                raise DeadlineExceeded("the deadline passed before the call was handled")
+            identity = self.authenticator.authenticate(context)
+            call.span.set_attribute("crmmem.tenant_id", identity.tenant_id)
+            check_request(request)  # type: ignore[arg-type]
+            response = handler(self, request, context, identity)
+        except Exception as error:
+            call.fail(error)
+        if isinstance(response, Iterator):
+            return call.stream(response)  # type: ignore[return-value]
+        call.done()
+        return response
 
     return wrapper
 
@@ -342,24 +377,21 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
 
         def chunks() -> Iterator[service_pb.ExportMemoriesResponse]:
             after = ""
-            try:
-                while True:
-                    page = page_after(after)
-                    if not page:
-                        return
-                    lines: list[str] = []
-                    size = 0
-                    for memory in page:
-                        line = json.dumps(export_record(memory), ensure_ascii=False, sort_keys=True)
-                        if lines and size + len(line) > EXPORT_MESSAGE_CHARS:
-                            yield service_pb.ExportMemoriesResponse(schema=SCHEMA_ID, lines=lines)
-                            lines, size = [], 0
-                        lines.append(line)
-                        size += len(line)
-                    yield service_pb.ExportMemoriesResponse(schema=SCHEMA_ID, lines=lines)
-                    after = page[-1].id
-            except DomainError as error:
-                context.abort_with_status(to_status(error))
+            while True:
+                page = page_after(after)
+                if not page:
+                    return
+                lines: list[str] = []
+                size = 0
+                for memory in page:
+                    line = json.dumps(export_record(memory), ensure_ascii=False, sort_keys=True)
+                    if lines and size + len(line) > EXPORT_MESSAGE_CHARS:
+                        yield service_pb.ExportMemoriesResponse(schema=SCHEMA_ID, lines=lines)
+                        lines, size = [], 0
+                    lines.append(line)
+                    size += len(line)
+                yield service_pb.ExportMemoriesResponse(schema=SCHEMA_ID, lines=lines)
+                after = page[-1].id
 
         return chunks()
 

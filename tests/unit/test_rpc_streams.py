@@ -1,0 +1,112 @@
+"""A streaming RPC ends through the same metrics and error path as a unary one."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+from crmmem.memory.v1 import memory_service_pb2 as service_pb
+
+from memory_service.domain.errors import NotFound
+from memory_service.domain.model import Identity
+from memory_service.transport import servicers
+
+
+class Aborted(Exception):
+    pass
+
+
+class FakeContext:
+    def __init__(self) -> None:
+        self.status: Any = None
+
+    def time_remaining(self) -> float | None:
+        return None
+
+    def set_code(self, code: grpc.StatusCode) -> None:
+        pass
+
+    def set_details(self, details: str) -> None:
+        pass
+
+    def abort_with_status(self, status: Any) -> None:
+        self.status = status
+        raise Aborted
+
+
+class FakeAuthenticator:
+    def authenticate(self, context: Any) -> Identity:
+        return Identity("t1", "mara")
+
+
+class Recorded:
+    def __init__(self) -> None:
+        self.outcomes: list[tuple[str, str]] = []
+
+    def record(self, seconds: float, attributes: dict[str, str]) -> None:
+        self.outcomes.append((attributes["rpc"], attributes["outcome"]))
+
+
+class Streamer:
+    authenticator = FakeAuthenticator()
+
+    def __init__(self, failure: Exception | None) -> None:
+        self.failure = failure
+
+    @servicers.rpc
+    def Stream(
+        self, request: Any, context: grpc.ServicerContext, identity: Identity
+    ) -> Iterator[str]:
+        def messages() -> Iterator[str]:
+            yield "first"
+            if self.failure is not None:
+                raise self.failure
+            yield "second"
+
+        return messages()
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> Recorded:
+    recorder = Recorded()
+    monkeypatch.setattr(servicers, "rpc_duration", recorder)
+    return recorder
+
+
+def run(failure: Exception | None) -> tuple[list[str], FakeContext]:
+    context = FakeContext()
+    stream = Streamer(failure).Stream(service_pb.ExportMemoriesRequest(), context)  # type: ignore[arg-type]
+    received: list[str] = []
+    with pytest.raises(Aborted) if failure else contextlib.nullcontext():
+        received.extend(stream)  # type: ignore[arg-type]
+    return received, context
+
+
+def test_a_stream_that_finishes_is_counted_once_as_ok(recorded: Recorded) -> None:
+    received, _ = run(None)
+    assert received == ["first", "second"]
+    assert recorded.outcomes == [("Stream", "OK")]
+
+
+def test_an_unexpected_failure_mid_stream_is_internal_with_a_trace_id(recorded: Recorded) -> None:
+    received, context = run(RuntimeError("boom with memory text"))
+    assert received == ["first"]
+    assert context.status.code is grpc.StatusCode.INTERNAL
+    assert "boom" not in context.status.details
+    assert recorded.outcomes == [("Stream", "INTERNAL")]
+
+
+def test_a_domain_error_mid_stream_maps_like_a_unary_one(recorded: Recorded) -> None:
+    _, context = run(NotFound("memories/x"))
+    assert context.status.code is grpc.StatusCode.NOT_FOUND
+    assert recorded.outcomes == [("Stream", NotFound("memories/x").reason)]
+
+
+def test_a_caller_leaving_mid_stream_is_counted_as_cancelled(recorded: Recorded) -> None:
+    stream = Streamer(None).Stream(service_pb.ExportMemoriesRequest(), FakeContext())  # type: ignore[arg-type]
+    assert next(stream) == "first"  # type: ignore[call-overload]
+    stream.close()  # type: ignore[attr-defined]
+    assert recorded.outcomes == [("Stream", "CANCELLED")]
