@@ -61,6 +61,7 @@ lint: gen
 	$(BIN)/ruff check memory_service retrieval_service tests bench scripts examples
 	$(BIN)/ruff format --check memory_service retrieval_service tests bench scripts examples
 	$(BIN)/mypy
+	$(BIN)/python scripts/check_layers.py
 
 format: venv
 	$(BIN)/ruff check --fix memory_service retrieval_service tests bench scripts examples
