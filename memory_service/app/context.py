@@ -1,18 +1,27 @@
-"""The BuildContext use case: the context and, when asked, recall within the context's scopes,
-both in one read transaction. The domain builds the context; recall validates the candidates;
-the transport only converts the result."""
+"""The context service's use cases. BuildContext: the context and, when asked, recall within
+the context's scopes, both in one read transaction; the domain builds the context, recall
+validates the candidates, the transport only converts the result. ProposeMemory and
+CreateOverride: writes under the request id."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeVar
 
 from opentelemetry import trace
 
 from memory_service.app.recall import Outcome, Recaller, annotate
-from memory_service.app.transactions import Transactions
+from memory_service.app.transactions import Answer, RequestKey, Transactions
 from memory_service.domain.context import Context, ContextBuilder, ContextRequest, scope_selectors
-from memory_service.domain.model import Identity, utcnow
+from memory_service.domain.model import Identity, Override, ParentType, utcnow
+from memory_service.domain.overrides import Expiry, OverrideDraft, OverrideUseCases
 from memory_service.domain.ports import NoUsageLog, UnitOfWork, UsageLog
+from memory_service.domain.proposals import Outcome as ProposalOutcome
+from memory_service.domain.proposals import Proposal, ProposalUseCases
+
+A = TypeVar("A")
 
 
 @dataclass(frozen=True)
@@ -70,3 +79,60 @@ class BuildContext:
         if result.recall is not None:
             annotate(result.recall)
         return result
+
+
+class ContextCommands:
+    """ProposeMemory and CreateOverride: the unit of work under the request id, the domain's
+    decision (`domain.proposals`, `domain.overrides`), the answer stored, commit."""
+
+    def __init__(
+        self, transactions: Transactions, proposals: ProposalUseCases, overrides: OverrideUseCases
+    ) -> None:
+        self._tx = transactions
+        self._proposals = proposals
+        self._overrides = overrides
+
+    def propose(
+        self,
+        identity: Identity,
+        key: RequestKey[A],
+        proposal: Proposal,
+        present: Callable[[ProposalOutcome, datetime], A],
+    ) -> A:
+        def work(uow: UnitOfWork) -> Answer[A]:
+            now = utcnow()
+            outcome = self._proposals.propose(uow, identity, proposal, now)
+            trace.get_current_span().set_attribute("crmmem.proposal.decision", outcome.decision)
+            shows = outcome.memory.id if outcome.memory is not None else ""
+            return Answer(present(outcome, now), shows)
+
+        return self._tx.write(identity, key, work)
+
+    def create_override(
+        self,
+        identity: Identity,
+        key: RequestKey[A],
+        parent: tuple[ParentType, str],
+        draft: OverrideDraft,
+        expiry: Expiry,
+        present: Callable[[Override], A],
+    ) -> A:
+        def work(uow: UnitOfWork) -> Answer[A]:
+            override = self._overrides.create(uow, identity, parent, draft, expiry, utcnow())
+            return Answer(present(override))
+
+        return self._tx.write(identity, key, work)
+
+    def delete_override(
+        self,
+        identity: Identity,
+        key: RequestKey[A],
+        name: tuple[ParentType, str, str],
+        present: Callable[[Override], A],
+    ) -> A:
+        """Ends an override at once (`name`: parent type, parent id, override id)."""
+
+        def work(uow: UnitOfWork) -> Answer[A]:
+            return Answer(present(self._overrides.delete(uow, identity, name)))
+
+        return self._tx.write(identity, key, work)

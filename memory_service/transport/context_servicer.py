@@ -5,13 +5,11 @@ from __future__ import annotations
 import grpc
 from crmmem.memory.v1 import context_service_pb2 as ctx_pb
 from crmmem.memory.v1 import context_service_pb2_grpc as ctx_grpc
-from opentelemetry import trace
 
-from memory_service.app.context import BuildContext
-from memory_service.app.transactions import Answer, Transactions
-from memory_service.domain.model import Identity, utcnow
+from memory_service.app.context import BuildContext, ContextCommands
+from memory_service.app.transactions import Transactions
+from memory_service.domain.model import Identity
 from memory_service.domain.overrides import OverrideUseCases
-from memory_service.domain.ports import UnitOfWork
 from memory_service.domain.proposals import ProposalUseCases
 from memory_service.transport import convert
 from memory_service.transport import convert_context as cc
@@ -33,8 +31,8 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
     ) -> None:
         super().__init__(authenticator, transactions)
         self.build_context = build_context
-        self.proposals = proposals
         self.overrides = overrides
+        self.commands = ContextCommands(transactions, proposals, overrides)
 
     @rpc
     def BuildContext(
@@ -58,23 +56,11 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
     ) -> ctx_pb.ProposeMemoryResponse:
         proposal = cc.proposal(request)
 
-        def work(uow: UnitOfWork) -> Answer[ctx_pb.ProposeMemoryResponse]:
-            now = utcnow()
-            outcome = self.proposals.propose(uow, identity, proposal, now)
-            trace.get_current_span().set_attribute("crmmem.proposal.decision", outcome.decision)
-            response = ctx_pb.ProposeMemoryResponse(
-                decision=cc.DECISIONS.proto(outcome.decision), reason=outcome.reason
-            )
-            if outcome.memory is not None:
-                response.memory.CopyFrom(convert.memory_proto(outcome.memory, now))
-            if outcome.revision is not None:
-                response.revision.CopyFrom(convert.revision_proto(outcome.revision, now))
-            if outcome.override is not None:
-                response.override.CopyFrom(cc.override_proto(outcome.override))
-            return Answer(response, outcome.memory.id if outcome.memory is not None else "")
-
-        return self.tx.write(
-            identity, request_key("ProposeMemory", request, ctx_pb.ProposeMemoryResponse), work
+        return self.commands.propose(
+            identity,
+            request_key("ProposeMemory", request, ctx_pb.ProposeMemoryResponse),
+            proposal,
+            cc.proposal_proto,
         )
 
     @rpc
@@ -88,12 +74,13 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         draft = cc.override_draft(request.override)
         expiry = cc.expiry(request)
 
-        def work(uow: UnitOfWork) -> Answer[ctx_pb.CreateOverrideResponse]:
-            override = self.overrides.create(uow, identity, parent, draft, expiry, utcnow())
-            return Answer(ctx_pb.CreateOverrideResponse(override=cc.override_proto(override)))
-
-        return self.tx.write(
-            identity, request_key("CreateOverride", request, ctx_pb.CreateOverrideResponse), work
+        return self.commands.create_override(
+            identity,
+            request_key("CreateOverride", request, ctx_pb.CreateOverrideResponse),
+            parent,
+            draft,
+            expiry,
+            lambda override: ctx_pb.CreateOverrideResponse(override=cc.override_proto(override)),
         )
 
     @rpc
@@ -137,12 +124,9 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
     ) -> ctx_pb.DeleteOverrideResponse:
         name = cc.parse_override_name(request.name)
 
-        def work(uow: UnitOfWork) -> Answer[ctx_pb.DeleteOverrideResponse]:
-            override = self.overrides.delete(uow, identity, name)
-            return Answer(ctx_pb.DeleteOverrideResponse(override=cc.override_proto(override)))
-
-        return self.tx.write(
+        return self.commands.delete_override(
             identity,
             request_key("DeleteOverride", request, ctx_pb.DeleteOverrideResponse),
-            work,
+            name,
+            lambda override: ctx_pb.DeleteOverrideResponse(override=cc.override_proto(override)),
         )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from crmmem.memory.v1 import access_service_pb2 as access_pb
 from crmmem.memory.v1 import memory_pb2 as pb
@@ -46,6 +47,7 @@ from memory_service.domain.services import (
 )
 
 E = TypeVar("E", bound=StrEnum)
+C = TypeVar("C", covariant=True)
 
 # Whole-string patterns, used with `fullmatch` only (see rules.py).
 MEMORY_NAME = re.compile(rf"memories/({rules.MEMORY_ID})")
@@ -411,6 +413,18 @@ def applied_memory_proto(
     set_time(out.update_time, memory.update_time)
     set_time(out.delete_time, memory.delete_time)
     return out
+
+
+class _Changed(Protocol[C]):
+    def __call__(self, *, memory: pb.Memory, revision: pb.MemoryRevision) -> C: ...
+
+
+def changed(response: _Changed[C]) -> Callable[[Memory, Revision, datetime], C]:
+    """A response of a write that changed one memory: the memory and the revision it wrote,
+    as of the write's own instant."""
+    return lambda memory, revision, now: response(
+        memory=memory_proto(memory, now), revision=revision_proto(revision, now)
+    )
 
 
 def message_proto(message: Message) -> transcript_pb.Message:

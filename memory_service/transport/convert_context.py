@@ -22,6 +22,7 @@ from memory_service.domain.model import Override, ParentType, Scope
 from memory_service.domain.overrides import Expiry, OverrideDraft, override_name
 from memory_service.domain.ports import SearchUnavailable
 from memory_service.domain.proposals import Decision, Proposal
+from memory_service.domain.proposals import Outcome as ProposalOutcome
 from memory_service.transport import convert
 from memory_service.transport.convert import EnumMap
 
@@ -194,6 +195,19 @@ def override_proto(override: Override) -> ctx_pb.Override:
     convert.set_time(out.expire_time, override.expire_time)
     convert.set_time(out.create_time, override.create_time)
     return out
+
+
+def proposal_proto(outcome: ProposalOutcome, now: datetime) -> ctx_pb.ProposeMemoryResponse:
+    response = ctx_pb.ProposeMemoryResponse(
+        decision=DECISIONS.proto(outcome.decision), reason=outcome.reason
+    )
+    if outcome.memory is not None:
+        response.memory.CopyFrom(convert.memory_proto(outcome.memory, now))
+    if outcome.revision is not None:
+        response.revision.CopyFrom(convert.revision_proto(outcome.revision, now))
+    if outcome.override is not None:
+        response.override.CopyFrom(override_proto(outcome.override))
+    return response
 
 
 def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:

@@ -9,8 +9,8 @@ import grpc
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import import_service_pb2_grpc as imp_grpc
 
-from memory_service.app.imports import SubmitImport
-from memory_service.app.transactions import Answer, Transactions
+from memory_service.app.imports import ImportCommands, SubmitImport
+from memory_service.app.transactions import Transactions
 from memory_service.domain import rules
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.importing.parsers import MAX_ARCHIVE_BYTES
@@ -24,9 +24,7 @@ from memory_service.domain.model import (
     ItemOutcome,
     ItemReview,
     SkipReason,
-    utcnow,
 )
-from memory_service.domain.ports import UnitOfWork
 from memory_service.transport import convert
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.convert import EnumMap
@@ -143,7 +141,7 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         super().__init__(authenticator, transactions)
         self.imports = imports
         self.submit = submit
-        self.backup_days = backup_days
+        self.commands = ImportCommands(transactions, imports, backup_days)
 
     @rpc
     def DeleteImportBatch(
@@ -154,21 +152,13 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
     ) -> imp_pb.DeleteImportBatchResponse:
         batch_id = parse_batch(request.name)
 
-        def work(uow: UnitOfWork) -> Answer[imp_pb.DeleteImportBatchResponse]:
-            removed, receipt = self.imports.delete_batch(
-                uow, identity, batch_id, utcnow(), self.backup_days
-            )
-            return Answer(
-                imp_pb.DeleteImportBatchResponse(
-                    removed_item_count=removed, receipt=convert.receipt_proto(receipt)
-                ),
-                "",
-            )
-
-        return self.tx.write(
+        return self.commands.delete_batch(
             identity,
             request_key("DeleteImportBatch", request, imp_pb.DeleteImportBatchResponse),
-            work,
+            batch_id,
+            lambda removed, receipt: imp_pb.DeleteImportBatchResponse(
+                removed_item_count=removed, receipt=convert.receipt_proto(receipt)
+            ),
         )
 
     @rpc
@@ -254,24 +244,17 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         kind = convert.KINDS.required(memory.kind, "memory.kind")
         value = request.value.strip()
 
-        def work(uow: UnitOfWork) -> Answer[imp_pb.ConfirmImportItemResponse]:
-            now = utcnow()
-            item, confirmed, revision = self.imports.confirm(
-                uow, identity, item_id, key, key_context, kind, value, now
-            )
-            return Answer(
-                imp_pb.ConfirmImportItemResponse(
-                    item=item_proto(item),
-                    memory=convert.memory_proto(confirmed, now),
-                    revision=convert.revision_proto(revision, now),
-                ),
-                confirmed.id,
-            )
-
-        return self.tx.write(
+        return self.commands.confirm_item(
             identity,
             request_key("ConfirmImportItem", request, imp_pb.ConfirmImportItemResponse),
-            work,
+            item_id,
+            (key, key_context, kind),
+            value,
+            lambda item, confirmed, revision, now: imp_pb.ConfirmImportItemResponse(
+                item=item_proto(item),
+                memory=convert.memory_proto(confirmed, now),
+                revision=convert.revision_proto(revision, now),
+            ),
         )
 
     @rpc
@@ -283,12 +266,9 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
     ) -> imp_pb.RejectImportItemResponse:
         item_id = parse_item(request.name)
 
-        def work(uow: UnitOfWork) -> Answer[imp_pb.RejectImportItemResponse]:
-            item = self.imports.reject(uow, identity, item_id)
-            return Answer(imp_pb.RejectImportItemResponse(item=item_proto(item)), item.id)
-
-        return self.tx.write(
+        return self.commands.reject_item(
             identity,
             request_key("RejectImportItem", request, imp_pb.RejectImportItemResponse),
-            work,
+            item_id,
+            lambda item: imp_pb.RejectImportItemResponse(item=item_proto(item)),
         )

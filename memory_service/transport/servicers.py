@@ -19,14 +19,16 @@ from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
 from opentelemetry import metrics, trace
 
+from memory_service.app.access import AccessCommands, TranscriptCommands
+from memory_service.app.memories import MemoryCommands
 from memory_service.app.recall import RecallMemories
-from memory_service.app.transactions import Answer, Transactions
+from memory_service.app.transactions import Transactions
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
 from memory_service.domain.etags import parse_etag
 from memory_service.domain.export import SCHEMA_ID, ExportUseCases, export_record
 from memory_service.domain.model import Identity, Memory, utcnow
-from memory_service.domain.ports import SearchUnavailable, UnitOfWork
+from memory_service.domain.ports import SearchUnavailable
 from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
 from memory_service.telemetry import failure_summary
 from memory_service.transport import convert
@@ -151,6 +153,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
     ) -> None:
         super().__init__(authenticator, transactions)
         self.memories = memories
+        self.commands = MemoryCommands(transactions, memories)
         self.recall = recall
         self.exports = ExportUseCases()
 
@@ -162,20 +165,11 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         identity: Identity,
     ) -> service_pb.CreateMemoryResponse:
         command = convert.create_command(request)
-
-        def work(uow: UnitOfWork) -> Answer[service_pb.CreateMemoryResponse]:
-            now = utcnow()
-            memory, revision = self.memories.create(uow, identity, command, now)
-            return Answer(
-                service_pb.CreateMemoryResponse(
-                    memory=convert.memory_proto(memory, now),
-                    revision=convert.revision_proto(revision, now),
-                ),
-                memory.id,
-            )
-
-        return self.tx.write(
-            identity, request_key("CreateMemory", request, service_pb.CreateMemoryResponse), work
+        return self.commands.create(
+            identity,
+            request_key("CreateMemory", request, service_pb.CreateMemoryResponse),
+            command,
+            convert.changed(service_pb.CreateMemoryResponse),
         )
 
     @rpc
@@ -223,20 +217,13 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
             raise InvalidArgument("revision", "is required")
         draft = convert.revision_draft(request.revision)
         assert expected is not None
-
-        def work(uow: UnitOfWork) -> Answer[service_pb.CorrectMemoryResponse]:
-            now = utcnow()
-            memory, revision = self.memories.correct(uow, identity, memory_id, expected, draft, now)
-            return Answer(
-                service_pb.CorrectMemoryResponse(
-                    memory=convert.memory_proto(memory, now),
-                    revision=convert.revision_proto(revision, now),
-                ),
-                memory.id,
-            )
-
-        return self.tx.write(
-            identity, request_key("CorrectMemory", request, service_pb.CorrectMemoryResponse), work
+        return self.commands.correct(
+            identity,
+            request_key("CorrectMemory", request, service_pb.CorrectMemoryResponse),
+            memory_id,
+            expected,
+            draft,
+            convert.changed(service_pb.CorrectMemoryResponse),
         )
 
     @rpc
@@ -248,24 +235,14 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
     ) -> service_pb.ConfirmMemoryRevisionResponse:
         memory_id, number = convert.parse_revision_name(request.name)
         expected = parse_etag(request.etag, required=False)
-
-        def work(uow: UnitOfWork) -> Answer[service_pb.ConfirmMemoryRevisionResponse]:
-            now = utcnow()
-            memory, revision = self.memories.confirm(
-                uow, identity, memory_id, number, expected, request.transcript_message, now
-            )
-            return Answer(
-                service_pb.ConfirmMemoryRevisionResponse(
-                    memory=convert.memory_proto(memory, now),
-                    revision=convert.revision_proto(revision, now),
-                ),
-                memory.id,
-            )
-
-        return self.tx.write(
+        return self.commands.confirm(
             identity,
             request_key("ConfirmMemoryRevision", request, service_pb.ConfirmMemoryRevisionResponse),
-            work,
+            memory_id,
+            number,
+            expected,
+            request.transcript_message,
+            convert.changed(service_pb.ConfirmMemoryRevisionResponse),
         )
 
     @rpc
@@ -277,22 +254,13 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
     ) -> service_pb.RejectMemoryRevisionResponse:
         memory_id, number = convert.parse_revision_name(request.name)
         expected = parse_etag(request.etag, required=False)
-
-        def work(uow: UnitOfWork) -> Answer[service_pb.RejectMemoryRevisionResponse]:
-            now = utcnow()
-            memory, revision = self.memories.reject(uow, identity, memory_id, number, expected, now)
-            return Answer(
-                service_pb.RejectMemoryRevisionResponse(
-                    memory=convert.memory_proto(memory, now),
-                    revision=convert.revision_proto(revision, now),
-                ),
-                memory.id,
-            )
-
-        return self.tx.write(
+        return self.commands.reject(
             identity,
             request_key("RejectMemoryRevision", request, service_pb.RejectMemoryRevisionResponse),
-            work,
+            memory_id,
+            number,
+            expected,
+            convert.changed(service_pb.RejectMemoryRevisionResponse),
         )
 
     @rpc
@@ -324,21 +292,16 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
     ) -> service_pb.DeleteMemoryResponse:
         memory_id = convert.parse_memory_name(request.name)
         expected = parse_etag(request.etag, required=False)
-
-        def work(uow: UnitOfWork) -> Answer[service_pb.DeleteMemoryResponse]:
-            now = utcnow()
-            memory, receipt = self.memories.delete(uow, identity, memory_id, expected, now)
-            return Answer(
-                service_pb.DeleteMemoryResponse(
-                    memory=convert.memory_proto(memory, now),
-                    purged_revision_count=len(memory.revisions),
-                    receipt=convert.receipt_proto(receipt),
-                ),
-                memory.id,
-            )
-
-        return self.tx.write(
-            identity, request_key("DeleteMemory", request, service_pb.DeleteMemoryResponse), work
+        return self.commands.delete(
+            identity,
+            request_key("DeleteMemory", request, service_pb.DeleteMemoryResponse),
+            memory_id,
+            expected,
+            lambda memory, receipt, now: service_pb.DeleteMemoryResponse(
+                memory=convert.memory_proto(memory, now),
+                purged_revision_count=len(memory.revisions),
+                receipt=convert.receipt_proto(receipt),
+            ),
         )
 
     @rpc
@@ -406,14 +369,10 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         if not self.recall.searching:
             raise Unavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
 
-        def work(uow: UnitOfWork) -> Answer[service_pb.ReindexMemoriesResponse]:
-            queued = self.memories.reindex(uow, identity, utcnow())
-            return Answer(service_pb.ReindexMemoriesResponse(queued_count=queued))
-
-        return self.tx.write(
+        return self.commands.reindex(
             identity,
             request_key("ReindexMemories", request, service_pb.ReindexMemoriesResponse),
-            work,
+            lambda queued: service_pb.ReindexMemoriesResponse(queued_count=queued),
         )
 
 
@@ -426,6 +385,7 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
     ) -> None:
         super().__init__(authenticator, transactions)
         self.transcript = transcript
+        self.commands = TranscriptCommands(transactions, transcript)
 
     @rpc
     def AppendMessage(
@@ -437,18 +397,14 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
         conversation_id = convert.parse_conversation(request.parent)
         speaker, text, status = convert.message_input(request.message)
 
-        def work(uow: UnitOfWork) -> Answer[transcript_pb.AppendMessageResponse]:
-            message = self.transcript.append(
-                uow, identity, conversation_id, speaker, text, status, utcnow()
-            )
-            return Answer(
-                transcript_pb.AppendMessageResponse(message=convert.message_proto(message))
-            )
-
-        return self.tx.write(
+        return self.commands.append(
             identity,
             request_key("AppendMessage", request, transcript_pb.AppendMessageResponse),
-            work,
+            conversation_id,
+            (speaker, text, status),
+            lambda message: transcript_pb.AppendMessageResponse(
+                message=convert.message_proto(message)
+            ),
         )
 
     @rpc
@@ -490,6 +446,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
     ) -> None:
         super().__init__(authenticator, transactions)
         self.access = access
+        self.commands = AccessCommands(transactions, access)
 
     @rpc
     def GetCaller(
@@ -509,14 +466,12 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         user_id = convert.subject_id(request.user_id, "user_id", required=True)
         customer_id = convert.subject_id(request.customer_id, "customer_id", required=True)
 
-        def work(uow: UnitOfWork) -> Answer[access_pb.GrantCustomerAccessResponse]:
-            grant = self.access.grant(uow, identity, user_id, customer_id, utcnow())
-            return Answer(access_pb.GrantCustomerAccessResponse(grant=convert.grant_proto(grant)))
-
-        return self.tx.write(
+        return self.commands.grant(
             identity,
             request_key("GrantCustomerAccess", request, access_pb.GrantCustomerAccessResponse),
-            work,
+            user_id,
+            customer_id,
+            lambda grant: access_pb.GrantCustomerAccessResponse(grant=convert.grant_proto(grant)),
         )
 
     @rpc
@@ -528,14 +483,12 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
     ) -> access_pb.RevokeCustomerAccessResponse:
         user_id, customer_id = convert.parse_grant_name(request.name)
 
-        def work(uow: UnitOfWork) -> Answer[access_pb.RevokeCustomerAccessResponse]:
-            revoked = self.access.revoke(uow, identity, user_id, customer_id)
-            return Answer(access_pb.RevokeCustomerAccessResponse(revoked=revoked))
-
-        return self.tx.write(
+        return self.commands.revoke(
             identity,
             request_key("RevokeCustomerAccess", request, access_pb.RevokeCustomerAccessResponse),
-            work,
+            user_id,
+            customer_id,
+            lambda revoked: access_pb.RevokeCustomerAccessResponse(revoked=revoked),
         )
 
     @rpc
@@ -552,18 +505,14 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         if not display_name:
             raise InvalidArgument("customer.display_name", "is required")
 
-        def work(uow: UnitOfWork) -> Answer[access_pb.RegisterCustomerResponse]:
-            customer = self.access.register_customer(
-                uow, identity, customer_id, display_name, utcnow()
-            )
-            return Answer(
-                access_pb.RegisterCustomerResponse(customer=convert.customer_proto(customer))
-            )
-
-        return self.tx.write(
+        return self.commands.register_customer(
             identity,
             request_key("RegisterCustomer", request, access_pb.RegisterCustomerResponse),
-            work,
+            customer_id,
+            display_name,
+            lambda customer: access_pb.RegisterCustomerResponse(
+                customer=convert.customer_proto(customer)
+            ),
         )
 
     @rpc
@@ -636,14 +585,11 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
     ) -> access_pb.DeleteCustomerResponse:
         customer_id = convert.parse_customer_name(request.name)
 
-        def work(uow: UnitOfWork) -> Answer[access_pb.DeleteCustomerResponse]:
-            customer = self.access.delete_customer(uow, identity, customer_id)
-            return Answer(
-                access_pb.DeleteCustomerResponse(customer=convert.customer_proto(customer))
-            )
-
-        return self.tx.write(
+        return self.commands.delete_customer(
             identity,
             request_key("DeleteCustomer", request, access_pb.DeleteCustomerResponse),
-            work,
+            customer_id,
+            lambda customer: access_pb.DeleteCustomerResponse(
+                customer=convert.customer_proto(customer)
+            ),
         )

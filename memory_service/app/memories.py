@@ -1,0 +1,124 @@
+"""The memory write use cases, one entry each: open the unit of work under the request id,
+let the domain decide (`domain.services.MemoryUseCases`), store the answer, commit.
+
+The answer is built inside the transaction by `present`, the transport's conversion, so a
+replay returns exactly the bytes the first caller received. Index writes are side effects
+queued in the same transaction (the outbox) and delivered by `workers.outbox`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import TypeVar
+
+from memory_service.app.transactions import Answer, RequestKey, Transactions
+from memory_service.domain.model import Identity, Memory, Revision, utcnow
+from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.services import (
+    CreateMemory,
+    DeletionReceipt,
+    MemoryUseCases,
+    RevisionDraft,
+)
+
+A = TypeVar("A")
+Changed = Callable[[Memory, Revision, datetime], A]
+
+
+class MemoryCommands:
+    def __init__(self, transactions: Transactions, memories: MemoryUseCases) -> None:
+        self._tx = transactions
+        self._memories = memories
+
+    def create(
+        self, identity: Identity, key: RequestKey[A], command: CreateMemory, present: Changed[A]
+    ) -> A:
+        def work(uow: UnitOfWork) -> Answer[A]:
+            now = utcnow()
+            memory, revision = self._memories.create(uow, identity, command, now)
+            return Answer(present(memory, revision, now), memory.id)
+
+        return self._tx.write(identity, key, work)
+
+    def correct(
+        self,
+        identity: Identity,
+        key: RequestKey[A],
+        memory_id: str,
+        expected_version: int,
+        draft: RevisionDraft,
+        present: Changed[A],
+    ) -> A:
+        """A new revision that cuts the current one, only at the caller's etag (I3)."""
+
+        def work(uow: UnitOfWork) -> Answer[A]:
+            now = utcnow()
+            memory, revision = self._memories.correct(
+                uow, identity, memory_id, expected_version, draft, now
+            )
+            return Answer(present(memory, revision, now), memory.id)
+
+        return self._tx.write(identity, key, work)
+
+    def confirm(
+        self,
+        identity: Identity,
+        key: RequestKey[A],
+        memory_id: str,
+        number: int,
+        expected_version: int | None,
+        confirming_message: str,
+        present: Changed[A],
+    ) -> A:
+        def work(uow: UnitOfWork) -> Answer[A]:
+            now = utcnow()
+            memory, revision = self._memories.confirm(
+                uow, identity, memory_id, number, expected_version, confirming_message, now
+            )
+            return Answer(present(memory, revision, now), memory.id)
+
+        return self._tx.write(identity, key, work)
+
+    def reject(
+        self,
+        identity: Identity,
+        key: RequestKey[A],
+        memory_id: str,
+        number: int,
+        expected_version: int | None,
+        present: Changed[A],
+    ) -> A:
+        def work(uow: UnitOfWork) -> Answer[A]:
+            now = utcnow()
+            memory, revision = self._memories.reject(
+                uow, identity, memory_id, number, expected_version, now
+            )
+            return Answer(present(memory, revision, now), memory.id)
+
+        return self._tx.write(identity, key, work)
+
+    def delete(
+        self,
+        identity: Identity,
+        key: RequestKey[A],
+        memory_id: str,
+        expected_version: int | None,
+        present: Callable[[Memory, DeletionReceipt, datetime], A],
+    ) -> A:
+        """Deletion and the purge of every copy we keep, in one transaction (I9)."""
+
+        def work(uow: UnitOfWork) -> Answer[A]:
+            now = utcnow()
+            memory, receipt = self._memories.delete(uow, identity, memory_id, expected_version, now)
+            return Answer(present(memory, receipt, now), memory.id)
+
+        return self._tx.write(identity, key, work)
+
+    def reindex(self, identity: Identity, key: RequestKey[A], present: Callable[[int], A]) -> A:
+        """Queues a rebuild of the tenant's index from the records."""
+
+        def work(uow: UnitOfWork) -> Answer[A]:
+            return Answer(present(self._memories.reindex(uow, identity, utcnow())))
+
+        return self._tx.write(identity, key, work)
