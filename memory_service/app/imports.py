@@ -19,6 +19,7 @@ from memory_service.domain.model import (
     ImportState,
     Memory,
     MemoryKind,
+    RestoreMode,
     Revision,
     utcnow,
 )
@@ -48,12 +49,16 @@ class SubmitImport:
         archive_format: ArchiveFormat,
         archive: bytes,
         present: Callable[[ImportBatch, bool], A],
+        restore_mode: RestoreMode = RestoreMode.CLEAN,
     ) -> A:
-        """`present(batch, already_imported)` is the answer stored under the request id."""
+        """`present(batch, already_imported)` is the answer stored under the request id;
+        `restore_mode` says how a restore meets the tenant's data."""
         queued: list[str] = []
 
         def work(uow: UnitOfWork) -> Answer[A]:
-            batch, again = self._imports.submit(uow, identity, archive_format, archive, utcnow())
+            batch, again = self._imports.submit(
+                uow, identity, archive_format, archive, utcnow(), restore_mode
+            )
             if batch.state is ImportState.PENDING:
                 queued.append(batch.id)
             return Answer(present(batch, again))

@@ -1,78 +1,267 @@
-"""Export records as JSON Lines objects (schema `crmmem.memory-export/v1`, committed under
-`schemas/`). Pure functions: the same record always exports to the same object."""
+"""Export: JSON Lines following `schemas/memory-export.v2.schema.json` (field names and their
+Portable AI Memory counterparts: docs/export-format.md). Every line is one record with a
+`record` type; the first is the export's header. Pure functions build each record, and
+`ExportUseCases.records` pages through the store one short read transaction at a time."""
 
 from __future__ import annotations
 
+import hashlib
+import unicodedata
+import uuid
+from collections.abc import Callable, Iterator
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from memory_service.domain.authorization import require_admin
-from memory_service.domain.model import Identity, Memory, Revision, ScopeType
+from memory_service.domain.model import (
+    Customer,
+    CustomerGrant,
+    EvidenceType,
+    Identity,
+    ImportBatch,
+    ImportItem,
+    Memory,
+    Message,
+    Revision,
+    ScopeType,
+    SkipReason,
+)
 from memory_service.domain.ports import MemoryQuery, UnitOfWork, Visibility
+from memory_service.domain.services import MESSAGE_NAME
 
-SCHEMA_ID = "crmmem.memory-export/v1"
+SCHEMA_ID = "crmmem.memory-export/v2"
+SCHEMA_VERSION = "2.0"
+EXPORTED_BY = "crmmem-memory-service/2"
+PAGE = 100  # records read per transaction
+T = TypeVar("T")
+Reader = Callable[[Callable[[UnitOfWork], T]], T]
 
 
-def _time(value: datetime | None) -> str | None:
+def time_text(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat().replace("+00:00", "Z")
+
+
+def content_hash(text: str) -> str:
+    """The Portable AI Memory content hash: trimmed, lower-cased, NFC, single spaces, SHA-256."""
+    normal = unicodedata.normalize("NFC", text.strip().lower())
+    normal = " ".join(normal.split())
+    return "sha256:" + hashlib.sha256(normal.encode()).hexdigest()
+
+
+def evidence_parts(evidence_type: EvidenceType, ref: str) -> tuple[str | None, str | None]:
+    """(conversation_ref, message_ref) of a transcript message reference, else (None, None)."""
+    if evidence_type is EvidenceType.TRANSCRIPT_MESSAGE:
+        match = MESSAGE_NAME.fullmatch(ref)
+        if match:
+            return f"conversations/{match.group(1)}", match.group(2)
+    return None, None
 
 
 def _revision(revision: Revision) -> dict[str, Any]:
     provenance = revision.provenance
     confirmation = revision.confirmation
+    conversation_ref, message_ref = evidence_parts(
+        provenance.evidence.type, provenance.evidence.ref
+    )
     return {
         "number": revision.number,
-        "value": revision.value,
+        "content": revision.value,
+        "content_hash": content_hash(revision.value) if revision.value else None,
         "status": revision.status.value,
-        "valid_from": _time(revision.valid_from),
-        "valid_until": _time(revision.valid_until),
-        "superseded_from": _time(revision.superseded_from),
-        "superseded_by": revision.superseded_by_number,
-        "replaces": revision.replaces_number,
+        "status_reason": revision.status_reason,
+        "temporal": {
+            "created_at": time_text(revision.create_time),
+            "valid_from": time_text(revision.valid_from),
+            "valid_until": time_text(revision.valid_until),
+            "superseded_from": time_text(revision.superseded_from),
+            "superseded_by": revision.superseded_by_number or None,
+        },
+        "replaces": revision.replaces_number or None,
+        "author_user_id": revision.author_user_id,
         "provenance": {
             "speaker": provenance.speaker.value,
-            "method": provenance.method.value,
+            "extraction_method": provenance.method.value,
             "evidence_type": provenance.evidence.type.value,
             "evidence": provenance.evidence.ref,
+            "conversation_ref": conversation_ref,
+            "message_ref": message_ref,
             "quote": provenance.quote,
-            "source_time": _time(provenance.source_time),
+            "source_time": time_text(provenance.source_time),
         },
-        "create_time": _time(revision.create_time),
-        "author_user_id": revision.author_user_id,
         "confirmation": (
             None
             if confirmation is None
             else {
                 "user_id": confirmation.user_id,
-                "confirm_time": _time(confirmation.confirm_time),
+                "confirm_time": time_text(confirmation.confirm_time),
+                "restored_by": confirmation.restored_by or None,
+                "restore_time": time_text(confirmation.restore_time),
             }
         ),
     }
 
 
-def export_record(memory: Memory) -> dict[str, Any]:
+def memory_record(memory: Memory) -> dict[str, Any]:
     return {
         "schema": SCHEMA_ID,
+        "record": "memory",
         "id": memory.id,
         "scope": {"type": memory.scope.type.value, "id": memory.scope.id},
         "key": memory.key,
         "key_context": memory.key_context,
         "kind": memory.kind.value,
-        "create_time": _time(memory.create_time),
-        "update_time": _time(memory.update_time),
-        "delete_time": _time(memory.delete_time),
+        "etag": f"v{memory.version}",
+        "temporal": {
+            "created_at": time_text(memory.create_time),
+            "updated_at": time_text(memory.update_time),
+            "deleted_at": time_text(memory.delete_time),
+        },
         "key_hash": memory.key_hash,
         "revisions": [_revision(r) for r in memory.revisions],
     }
 
 
-class ExportUseCases:
-    """Who may export what: their own user memory, or (admins) a user's or the tenant's."""
+def message_record(message: Message, with_text: bool) -> dict[str, Any]:
+    """The evidence a revision cites. Without `with_text` only a stable reference and the
+    text's hash: the quote in the revision explains the provenance, the conversation stays
+    where it is."""
+    return {
+        "schema": SCHEMA_ID,
+        "record": "message",
+        "id": message.id,
+        "name": f"conversations/{message.conversation_id}/messages/{message.id}",
+        "conversation_ref": f"conversations/{message.conversation_id}",
+        "owner_user_id": message.author_user_id,
+        "sequence": message.sequence,
+        "speaker": message.speaker.value,
+        "status": message.status.value,
+        "created_at": time_text(message.create_time),
+        "content": message.text if with_text else None,
+        "content_hash": content_hash(message.text),
+    }
 
-    def query(self, identity: Identity, user_id: str | None, include_deleted: bool) -> MemoryQuery:
+
+def customer_record(customer: Customer) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA_ID,
+        "record": "customer",
+        "customer_id": customer.customer_id,
+        "display_name": customer.display_name,
+        "created_at": time_text(customer.create_time),
+    }
+
+
+def grant_record(grant: CustomerGrant) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA_ID,
+        "record": "grant",
+        "user_id": grant.user_id,
+        "customer_id": grant.customer_id,
+        "granted_by_user_id": grant.granted_by_user_id,
+        "created_at": time_text(grant.create_time),
+    }
+
+
+def batch_record(batch: ImportBatch) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA_ID,
+        "record": "import_batch",
+        "id": batch.id,
+        "user_id": batch.user_id,
+        "format": batch.format.value,
+        "archive_sha256": batch.archive_sha256,
+        "state": batch.state.value,
+        "error": batch.error,
+        "accepted_count": batch.accepted_count,
+        "skipped_count": batch.skipped_count,
+        "unresolved_count": batch.unresolved_count,
+        "missing_attachment_count": batch.missing_count,
+        "created_at": time_text(batch.create_time),
+        "completed_at": time_text(batch.complete_time),
+    }
+
+
+def item_record(item: ImportItem) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA_ID,
+        "record": "import_item",
+        "id": item.id,
+        "batch_id": item.batch_id,
+        "user_id": item.user_id,
+        "ordinal": item.ordinal,
+        "outcome": item.outcome.value,
+        "skip_reason": item.skip_reason.value,
+        "speaker": item.speaker.value,
+        "content": item.text,
+        "lineage_hash": item.lineage_hash,
+        "source_time": time_text(item.source_time),
+        "source_ref": item.source_ref,
+        "attachment": item.attachment,
+        "review": item.review.value,
+        "memory_id": item.memory_id,
+    }
+
+
+def header_record(parent: str, since: datetime | None, now: datetime) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA_ID,
+        "record": "export",
+        "schema_version": SCHEMA_VERSION,
+        "export_id": str(uuid.uuid4()),
+        "exported_by": EXPORTED_BY,
+        "export_date": time_text(now),
+        "export_type": "full" if since is None else "incremental",
+        "since": time_text(since),
+        "parent": parent,
+    }
+
+
+# One page of each kind of record, read in its own short transaction.
+def _customers(after: str, since: datetime | None, uow: UnitOfWork) -> list[Customer]:
+    return uow.archive.customers_after(after, since, PAGE)
+
+
+def _grants(after: tuple[str, str], uow: UnitOfWork) -> list[CustomerGrant]:
+    return uow.grants.list_after(None, after, PAGE)
+
+
+def _memories(query: MemoryQuery, after: str, uow: UnitOfWork) -> list[Memory]:
+    return uow.memories.list_after(query, after, PAGE)
+
+
+def _messages(ids: list[str], uow: UnitOfWork) -> dict[str, Message]:
+    return uow.archive.messages(ids)
+
+
+def _batches(
+    user_id: str | None, after: str, since: datetime | None, uow: UnitOfWork
+) -> list[ImportBatch]:
+    return uow.archive.batches_after(user_id, after, since, PAGE)
+
+
+def _items(batch_id: str, after_ordinal: int, uow: UnitOfWork) -> list[ImportItem]:
+    return uow.imports.list_items(batch_id, None, after_ordinal, PAGE)
+
+
+class ExportUseCases:
+    """Who may export what: their own user memory, or (admins) a user's or the tenant's. The
+    tenant's export also carries customers and grants; every export carries the import
+    batches and items of the users it covers (never a skipped secret) and the messages its
+    revisions cite (their text only when the caller may read that conversation)."""
+
+    def query(
+        self,
+        identity: Identity,
+        user_id: str | None,
+        include_deleted: bool,
+        since: datetime | None = None,
+    ) -> MemoryQuery:
         if user_id is None:
             require_admin(identity)
-            return MemoryQuery(Visibility(None, None), show_deleted=include_deleted)
+            return MemoryQuery(
+                Visibility(None, None), show_deleted=include_deleted, changed_since=since
+            )
         if user_id != identity.user_id:
             require_admin(identity)
         return MemoryQuery(
@@ -80,8 +269,81 @@ class ExportUseCases:
             scope_type=ScopeType.USER,
             scope_id=user_id,
             show_deleted=include_deleted,
+            changed_since=since,
         )
 
     @staticmethod
     def page(uow: UnitOfWork, query: MemoryQuery, after_id: str, limit: int) -> list[Memory]:
         return uow.memories.list_after(query, after_id, limit)
+
+    def records(
+        self,
+        read: Reader[Any],
+        identity: Identity,
+        user_id: str | None,
+        include_deleted: bool,
+        since: datetime | None,
+        now: datetime,
+    ) -> Iterator[dict[str, Any]]:
+        """Checks the caller first (raises before anything is yielded), then pages."""
+        query = self.query(identity, user_id, include_deleted, since)
+        return self._records(read, identity, query, user_id, since, now)
+
+    def _records(
+        self,
+        read: Reader[Any],
+        identity: Identity,
+        query: MemoryQuery,
+        user_id: str | None,
+        since: datetime | None,
+        now: datetime,
+    ) -> Iterator[dict[str, Any]]:
+        yield header_record("tenant" if user_id is None else f"users/{user_id}", since, now)
+        if user_id is None:
+            after = ""
+            while page := read(partial(_customers, after, since)):
+                yield from (customer_record(c) for c in page)
+                after = page[-1].customer_id
+            cursor = ("", "")
+            while grants := read(partial(_grants, cursor)):
+                yield from (
+                    grant_record(g) for g in grants if since is None or g.create_time >= since
+                )
+                cursor = (grants[-1].user_id, grants[-1].customer_id)
+        yield from self._imports(read, user_id, since)
+        shown: set[str] = set()
+        after = ""
+        while memories := read(partial(_memories, query, after)):
+            cited = [
+                match.group(2)
+                for memory in memories
+                for revision in memory.revisions
+                if revision.provenance.evidence.type is EvidenceType.TRANSCRIPT_MESSAGE
+                and (match := MESSAGE_NAME.fullmatch(revision.provenance.evidence.ref))
+                and match.group(2) not in shown
+            ]
+            if cited:
+                messages = read(partial(_messages, cited))
+                for message_id in sorted(messages):
+                    message = messages[message_id]
+                    shown.add(message_id)
+                    readable = identity.is_admin or message.author_user_id == identity.user_id
+                    yield message_record(message, readable)
+            yield from (memory_record(m) for m in memories)
+            after = memories[-1].id
+
+    @staticmethod
+    def _imports(
+        read: Reader[Any], user_id: str | None, since: datetime | None
+    ) -> Iterator[dict[str, Any]]:
+        after = ""
+        while batches := read(partial(_batches, user_id, after, since)):
+            for batch in batches:
+                yield batch_record(batch)
+                ordinal = -1
+                while items := read(partial(_items, batch.id, ordinal)):
+                    yield from (
+                        item_record(i) for i in items if i.skip_reason is not SkipReason.SECRET
+                    )
+                    ordinal = items[-1].ordinal
+            after = batches[-1].id

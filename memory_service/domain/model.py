@@ -56,6 +56,7 @@ class TurnStatus(enum.StrEnum):
 
 
 ADMIN_ROLE = "admin"
+RESTORER_ROLE = "restorer"  # may merge an export into a tenant that already has memories
 
 
 def utcnow() -> datetime:
@@ -104,8 +105,14 @@ class Provenance:
 
 @dataclass(frozen=True)
 class Confirmation:
+    """`restored_by` is set when the confirmation came back from an export: the user confirmed
+    at `confirm_time` in the exporting store, and `restored_by` brought it here at
+    `restore_time`; nobody confirmed again."""
+
     user_id: str
     confirm_time: datetime
+    restored_by: str = ""
+    restore_time: datetime | None = None
 
 
 @dataclass
@@ -255,6 +262,17 @@ class SkipReason(enum.StrEnum):
     ASSISTANT_AUTHORED = "ASSISTANT_AUTHORED"
     DUPLICATE = "DUPLICATE"
     UNSUPPORTED_CONTENT = "UNSUPPORTED_CONTENT"
+    ID_COLLISION = "ID_COLLISION"  # restore: the id is used in this store
+    KEY_DELETED = "KEY_DELETED"  # restore: the key was deleted here after it was said
+    KEY_HELD = "KEY_HELD"  # restore: another live memory holds the key here
+
+
+class RestoreMode(enum.StrEnum):
+    """CLEAN: only into a tenant with no memories. MERGE: into one with data, refusing
+    conflicts record by record (role `restorer`)."""
+
+    CLEAN = "CLEAN"
+    MERGE = "MERGE"
 
 
 class ItemReview(enum.StrEnum):
@@ -280,6 +298,7 @@ class ImportBatch:
     missing_count: int = 0
     complete_time: datetime | None = None
     attempts: int = 0  # background parses started, counted before each one
+    restore_mode: RestoreMode = RestoreMode.CLEAN  # restores only
 
 
 @dataclass

@@ -48,6 +48,7 @@ class MemoryQuery:
     key: str = ""
     kind: MemoryKind | None = None
     show_deleted: bool = False
+    changed_since: datetime | None = None  # incremental export: update_time at or after
 
 
 class MemoryRepository(Protocol):
@@ -220,6 +221,32 @@ class ImportRepository(Protocol):
         """The user's archives still waiting for the background parser."""
 
 
+class ArchiveRepository(Protocol):
+    """Export and restore: paging the records an export carries, and the checks a restore
+    makes before it writes a record under the id it had."""
+
+    def has_memories(self) -> bool:
+        """Any memory of the tenant, deletion markers included."""
+
+    def ids_in_use(self, kind: str, ids: list[str]) -> set[str]:
+        """Which ids are taken in the whole store (`memory`, `message`, `import_batch`,
+        `import_item` are keyed by id alone); never whose they are."""
+
+    def messages(self, ids: list[str]) -> dict[str, Message]: ...
+    def customers_after(
+        self, after_id: str, since: datetime | None, limit: int
+    ) -> list[Customer]: ...
+    def batches_after(
+        self, user_id: str | None, after_id: str, since: datetime | None, limit: int
+    ) -> list[ImportBatch]: ...
+    def add_message(self, message: Message) -> None:
+        """Under its own id and sequence, making its conversation when missing."""
+
+    def sequence_taken(self, message: Message) -> bool: ...
+    def replace_memory(self, memory: Memory) -> None:
+        """The memory row and all its revisions as given (a merge bringing it forward)."""
+
+
 class OutboxKind(enum.StrEnum):
     """What an outbox row asks of the index."""
 
@@ -307,6 +334,8 @@ class UnitOfWork(Protocol):
     def imports(self) -> ImportRepository: ...
     @property
     def usage(self) -> UsageRepository: ...
+    @property
+    def archive(self) -> ArchiveRepository: ...
 
     def commit(self) -> None: ...
 

@@ -131,6 +131,16 @@ def normalize_for_match(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def customer_match_name(display_name: str, field: str) -> str:
+    """The name customers are looked up by; it fits the column it is stored in."""
+    match_name = normalize_for_match(display_name)
+    if len(match_name) > MAX_DISPLAY_NAME_CHARS:  # case folding can lengthen: ß -> ss
+        raise InvalidArgument(
+            field, f"is longer than {MAX_DISPLAY_NAME_CHARS} characters once case-folded"
+        )
+    return match_name
+
+
 def quote_span(quote: str, evidence_text: str) -> tuple[str, int, int] | None:
     """Where the quote occurs in the normalized evidence, as whole words ('1500' is not quoted
     from '15000', nor 'call me' from 'recall me'): (normalized evidence, start, end) or None."""

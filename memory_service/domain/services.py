@@ -833,12 +833,7 @@ class AccessUseCases:
         now: datetime,
     ) -> Customer:
         require_admin(identity)
-        match_name = rules.normalize_for_match(display_name)
-        if len(match_name) > rules.MAX_DISPLAY_NAME_CHARS:  # case folding can lengthen: ß -> ss
-            raise InvalidArgument(
-                "customer.display_name",
-                f"is longer than {rules.MAX_DISPLAY_NAME_CHARS} characters once case-folded",
-            )
+        match_name = rules.customer_match_name(display_name, "customer.display_name")
         customer = Customer(uow.tenant_id, customer_id, display_name, now)
         return uow.customers.upsert(customer, match_name)
 

@@ -18,6 +18,7 @@ from memory_service.domain.model import (
     ImportState,
     ItemOutcome,
     ItemReview,
+    RestoreMode,
     SkipReason,
     Speaker,
 )
@@ -223,6 +224,7 @@ def _batch_columns(batch: ImportBatch, tenant_id: str) -> dict[str, Any]:
         "create_time": batch.create_time,
         "complete_time": batch.complete_time,
         "attempts": batch.attempts,
+        "restore_mode": batch.restore_mode.value,
     }
 
 
@@ -242,6 +244,7 @@ def _batch(row: Any) -> ImportBatch:
         missing_count=row.missing_count,
         complete_time=row.complete_time,
         attempts=row.attempts,
+        restore_mode=RestoreMode(row.restore_mode),
     )
 
 

@@ -99,6 +99,9 @@ class RevisionRow(Base):
     author_user_id: Mapped[str] = mapped_column(NAME)
     confirmed_by: Mapped[str | None] = mapped_column(NAME, nullable=True)
     confirm_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # A confirmation brought back by a restore: who restored it and when.
+    confirm_restored_by: Mapped[str | None] = mapped_column(NAME, nullable=True)
+    confirm_restore_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     status_reason: Mapped[str] = mapped_column(Text, server_default="")
 
     __table_args__ = (Index("ix_memory_revisions_tenant_id", "tenant_id"),)
@@ -246,6 +249,7 @@ class ImportBatchRow(Base):
     attempts: Mapped[int] = mapped_column(Integer, server_default="0")
     lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
     lease_until: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    restore_mode: Mapped[str] = mapped_column(String(16), server_default="CLEAN")
 
     __table_args__ = (
         UniqueConstraint(

@@ -228,6 +228,8 @@ class SqlMemoryRepository(TenantScoped):
             statement = statement.where(MemoryRow.kind == query.kind.value)
         if not query.show_deleted:
             statement = statement.where(MemoryRow.live.is_(True))
+        if query.changed_since is not None:
+            statement = statement.where(MemoryRow.update_time >= query.changed_since)
         rows = list(self._session.execute(statement.order_by(MemoryRow.id).limit(limit)))
         return self._with_revisions(rows)
 
@@ -281,6 +283,8 @@ def _revision_columns(revision: Revision) -> dict[str, Any]:
         "author_user_id": revision.author_user_id,
         "confirmed_by": confirmation.user_id if confirmation else None,
         "confirm_time": confirmation.confirm_time if confirmation else None,
+        "confirm_restored_by": (confirmation.restored_by or None) if confirmation else None,
+        "confirm_restore_time": confirmation.restore_time if confirmation else None,
         "status_reason": revision.status_reason,
     }
 
@@ -288,7 +292,12 @@ def _revision_columns(revision: Revision) -> dict[str, Any]:
 def _revision(row: Any) -> Revision:
     confirmation = None
     if row.confirmed_by is not None and row.confirm_time is not None:
-        confirmation = Confirmation(row.confirmed_by, row.confirm_time)
+        confirmation = Confirmation(
+            row.confirmed_by,
+            row.confirm_time,
+            row.confirm_restored_by or "",
+            row.confirm_restore_time,
+        )
     return Revision(
         memory_id=row.memory_id,
         number=row.number,

@@ -19,6 +19,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 
 from memory_service.domain.errors import DatabaseUnavailable, OutcomeUnknown, WriteConflict
+from memory_service.storage.archive import SqlArchiveRepository
 from memory_service.storage.imports import SqlImportQueue, SqlImportRepository
 from memory_service.storage.repositories import (
     SqlCustomerRepository,
@@ -134,6 +135,7 @@ class SqlUnitOfWork:
         self.customers = SqlCustomerRepository(session, tenant_id)
         self.imports = SqlImportRepository(session, tenant_id)
         self.usage = SqlUsageRepository(session, tenant_id)
+        self.archive = SqlArchiveRepository(session, tenant_id)
 
     def commit(self) -> None:
         try:

@@ -385,6 +385,8 @@ def revision_proto(revision: Revision, instant: datetime) -> pb.MemoryRevision:
     if revision.confirmation is not None:
         out.confirmation.user_id = revision.confirmation.user_id
         set_time(out.confirmation.confirm_time, revision.confirmation.confirm_time)
+        out.confirmation.restored_by_user_id = revision.confirmation.restored_by
+        set_time(out.confirmation.restore_time, revision.confirmation.restore_time)
     return out
 
 

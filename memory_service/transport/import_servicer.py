@@ -23,6 +23,7 @@ from memory_service.domain.model import (
     ImportState,
     ItemOutcome,
     ItemReview,
+    RestoreMode,
     SkipReason,
 )
 from memory_service.transport import convert
@@ -65,6 +66,15 @@ SKIPS = EnumMap(
         SkipReason.ASSISTANT_AUTHORED: imp_pb.SKIP_REASON_ASSISTANT_AUTHORED,
         SkipReason.DUPLICATE: imp_pb.SKIP_REASON_DUPLICATE,
         SkipReason.UNSUPPORTED_CONTENT: imp_pb.SKIP_REASON_UNSUPPORTED_CONTENT,
+        SkipReason.ID_COLLISION: imp_pb.SKIP_REASON_ID_COLLISION,
+        SkipReason.KEY_DELETED: imp_pb.SKIP_REASON_KEY_DELETED,
+        SkipReason.KEY_HELD: imp_pb.SKIP_REASON_KEY_HELD,
+    }
+)
+RESTORE_MODES = EnumMap(
+    {
+        RestoreMode.CLEAN: imp_pb.RESTORE_MODE_CLEAN,
+        RestoreMode.MERGE: imp_pb.RESTORE_MODE_MERGE,
     }
 )
 REVIEWS = EnumMap(
@@ -169,6 +179,9 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         identity: Identity,
     ) -> imp_pb.CreateImportBatchResponse:
         archive_format = FORMATS.required(request.format, "format")
+        mode = RESTORE_MODES.optional(request.restore_mode, "restore_mode") or RestoreMode.CLEAN
+        if mode is RestoreMode.MERGE and archive_format is not ArchiveFormat.CRMMEM_EXPORT:
+            raise InvalidArgument("restore_mode", "applies to ARCHIVE_FORMAT_CRMMEM_EXPORT only")
         archive = request.archive  # each read of a bytes field is a copy
         if not archive:
             raise InvalidArgument("archive", "is required")
@@ -185,6 +198,7 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
             lambda batch, again: imp_pb.CreateImportBatchResponse(
                 batch=batch_proto(batch), already_imported=again
             ),
+            mode,
         )
 
     @rpc

@@ -26,8 +26,8 @@ from memory_service.app.transactions import Transactions
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
 from memory_service.domain.etags import parse_etag
-from memory_service.domain.export import SCHEMA_ID, ExportUseCases, export_record
-from memory_service.domain.model import Identity, Memory, utcnow
+from memory_service.domain.export import SCHEMA_ID, ExportUseCases
+from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.ports import SearchUnavailable
 from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
 from memory_service.telemetry import failure_summary
@@ -45,7 +45,6 @@ rpc_duration = metrics.get_meter("memory_service").create_histogram(
 )
 # Memories read per transaction, and the text sent per message: a stream of small messages, so
 # neither side holds a large tenant's export (and messages stay under the 4 MiB client default).
-EXPORT_PAGE = 100
 EXPORT_MESSAGE_CHARS = 1024 * 1024
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
@@ -331,30 +330,27 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         identity: Identity,
     ) -> Iterator[service_pb.ExportMemoriesResponse]:
         user_id = convert.export_parent(request.parent)
-        query = self.exports.query(identity, user_id, request.include_deleted)
-
-        def page_after(cursor: str) -> list[Memory]:
-            return self.tx.read(
-                identity, lambda uow: self.exports.page(uow, query, cursor, EXPORT_PAGE)
-            )
+        since = convert.to_time(request, "since", "since")
+        records = self.exports.records(
+            lambda work: self.tx.read(identity, work),
+            identity,
+            user_id,
+            request.include_deleted,
+            since,
+            utcnow(),
+        )
 
         def chunks() -> Iterator[service_pb.ExportMemoriesResponse]:
-            after = ""
-            while True:
-                page = page_after(after)
-                if not page:
-                    return
-                lines: list[str] = []
-                size = 0
-                for memory in page:
-                    line = json.dumps(export_record(memory), ensure_ascii=False, sort_keys=True)
-                    if lines and size + len(line) > EXPORT_MESSAGE_CHARS:
-                        yield service_pb.ExportMemoriesResponse(schema=SCHEMA_ID, lines=lines)
-                        lines, size = [], 0
-                    lines.append(line)
-                    size += len(line)
-                yield service_pb.ExportMemoriesResponse(schema=SCHEMA_ID, lines=lines)
-                after = page[-1].id
+            lines: list[str] = []
+            size = 0
+            for record in records:
+                line = json.dumps(record, ensure_ascii=False, sort_keys=True)
+                if lines and size + len(line) > EXPORT_MESSAGE_CHARS:
+                    yield service_pb.ExportMemoriesResponse(schema=SCHEMA_ID, lines=lines)
+                    lines, size = [], 0
+                lines.append(line)
+                size += len(line)
+            yield service_pb.ExportMemoriesResponse(schema=SCHEMA_ID, lines=lines)
 
         return chunks()
 

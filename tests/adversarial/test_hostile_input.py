@@ -30,7 +30,7 @@ from tests.e2e.helpers import (
     request_id,
     say,
 )
-from tests.support import servers
+from tests.support import exports, servers
 from tests.support.fuzzing import SIDECAR_SECRET_KEY
 from tests.support.servers import Client, ServerProcess, mint_token
 
@@ -349,40 +349,17 @@ def test_hostile_chatgpt_archives_fail_the_batch_saying_where(
     assert where in batch.error
 
 
-def export_line(**revision: Any) -> bytes:
-    base = {
-        "number": 1,
-        "value": "email",
-        "status": "ACTIVE",
-        "provenance": {
-            "speaker": "USER",
-            "method": "USER_STATEMENT",
-            "evidence_type": "TRANSCRIPT_MESSAGE",
-            "evidence": "conversations/c/messages/m",
-            "quote": "email",
-            "source_time": None,
-        },
-        "create_time": "2024-01-01T00:00:00Z",
-        "author_user_id": "alice",
-        "replaces": 0,
-        "superseded_by": 0,
-        "superseded_from": None,
-        "valid_from": None,
-        "valid_until": None,
-    }
-    record = {
-        "schema": "crmmem.memory-export/v1",
-        "id": hashlib.md5(json.dumps(revision, sort_keys=True).encode()).hexdigest(),
-        "scope": {"type": "USER", "id": "alice"},
-        "key": "contact.channel",
-        "key_context": "",
-        "kind": "PREFERENCE",
-        "create_time": "2024-01-01T00:00:00Z",
-        "update_time": "2024-01-01T00:00:00Z",
-        "delete_time": None,
-        "revisions": [{**base, **revision}],
-    }
-    return json.dumps(record).encode()
+def export_line(**fields: Any) -> bytes:
+    """One crafted memory after a valid header: `fields` replace the revision's."""
+    revision = exports.revision("email", author_user_id="alice")
+    for name, value in fields.items():
+        if name in revision["temporal"]:
+            revision["temporal"][name] = value
+        else:
+            revision[name] = value
+    if "content" in fields:
+        revision["content_hash"] = exports.content_hash(str(fields["content"]))
+    return exports.archive(exports.memory(revisions=[revision]))
 
 
 @pytest.mark.parametrize(
@@ -390,12 +367,18 @@ def export_line(**revision: Any) -> bytes:
     [
         (export_line(number=2**40), "revisions[0].number"),
         (export_line(number=2**31), "revisions[0].number"),
-        (export_line(replaces=2**63), "line 1"),  # past 64 bits: the JSON reader refuses it
-        (export_line(superseded_by=-1), "revisions[0].superseded_by"),
-        (export_line(value="email\u0000"), "revisions[0].value"),
+        (export_line(replaces=2**63), "line 2"),  # past 64 bits: the JSON reader refuses it
+        (export_line(superseded_by=-1), "revisions[0].temporal.superseded_by"),
+        (export_line(content="email\u0000"), "revisions[0].content"),
         (export_line(author_user_id="a" * 200), "revisions[0].author_user_id"),
-        (export_line(create_time="0001-01-01T00:00:00+14:00"), "revisions[0].create_time"),
-        (b'{"schema": "crmmem.memory-export/v1", "id": ' + b"1" * 5000 + b"}", "line 1"),
+        (export_line(created_at="0001-01-01T00:00:00+14:00"), "revisions[0].temporal.created_at"),
+        (
+            exports.archive()
+            + b'{"schema": "crmmem.memory-export/v2", "id": '
+            + b"1" * 5000
+            + b"}",
+            "line 2",
+        ),
     ],
     ids=[
         "number-2^40",

@@ -4,7 +4,6 @@ service keeps serving, and a restart comes up clean without parsing anything aga
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -21,6 +20,7 @@ from sqlalchemy import create_engine, text
 from tests.adversarial.memory import POD_LIMIT, MemoryWatch, mib
 from tests.conftest import BACKENDS, memory_env
 from tests.e2e.helpers import error_info
+from tests.support import exports
 from tests.support.servers import Client, ServerProcess, database_url, start_server
 
 MiB = 1024 * 1024
@@ -131,46 +131,19 @@ def huge_line(size: int) -> bytes:
 
 
 def export_lines(count: int, value_chars: int) -> bytes:
-    """Valid lines of this service's export, each a distinct memory."""
-    lines = []
-    for n in range(count):
-        record = {
-            "schema": "crmmem.memory-export/v1",
-            "id": uuid.uuid4().hex,
-            "scope": {"type": "USER", "id": "mallory"},
-            "key": f"k{n}",
-            "key_context": "",
-            "kind": "FACT",
-            "create_time": "2026-01-01T00:00:00Z",
-            "update_time": "2026-01-01T00:00:00Z",
-            "delete_time": None,
-            "key_hash": "",
-            "revisions": [
-                {
-                    "number": 1,
-                    "value": f"value {n} " + "v" * value_chars,
-                    "status": "ACTIVE",
-                    "valid_from": None,
-                    "valid_until": None,
-                    "superseded_from": None,
-                    "superseded_by": 0,
-                    "replaces": 0,
-                    "provenance": {
-                        "speaker": "USER",
-                        "method": "USER_STATEMENT",
-                        "evidence_type": "TRANSCRIPT_MESSAGE",
-                        "evidence": f"conversations/old/messages/m{n}",
-                        "quote": "",
-                        "source_time": None,
-                    },
-                    "create_time": "2026-01-01T00:00:00Z",
-                    "author_user_id": "mallory",
-                    "confirmation": None,
-                }
+    """Valid lines of this service's export, each a distinct memory at the value limit."""
+    records = [
+        exports.memory(
+            key=f"k{n}",
+            user="mallory",
+            kind="FACT",
+            revisions=[
+                exports.revision(f"value {n} " + "v" * value_chars, author_user_id="mallory")
             ],
-        }
-        lines.append(json.dumps(record))
-    return ("\n".join(lines) + "\n").encode()
+        )
+        for n in range(count)
+    ]
+    return exports.archive(*records)
 
 
 REFUSED = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INVALID_ARGUMENT)
@@ -216,21 +189,21 @@ def test_a_hostile_archive_fails_cleanly_under_the_pod_limit(
 @pytest.mark.timeout(900)  # every restored value passes the secret detector: minutes here
 def test_a_large_valid_restore_stays_under_the_pod_limit(bounded: Bounded) -> None:
     admin = mallory(bounded, ("admin",))
-    archive = export_lines(1_500, 10_000)  # about 15 MiB
+    archive = export_lines(3_900, 3_980)  # about 15 MiB of values at the 4,000-character limit
     assert len(archive) > 14 * MiB
     bounded.watch.reset_peak()
     batch = settled(admin, submit(admin, EXPORT, archive), timeout=900)
     assert batch.state == imp_pb.IMPORT_STATE_SUCCEEDED, batch.error
-    assert batch.accepted_count == 1_500
-    bounded.assert_alive_and_bounded("after restoring 1,500 memories")
+    assert batch.accepted_count == 3_900
+    bounded.assert_alive_and_bounded("after restoring 3,900 memories")
     bounded.watch.reset_peak()
-    lines = 0
+    memories = 0
     for chunk in admin.memories.ExportMemories(
         memory_service_pb2.ExportMemoriesRequest(parent="users/mallory"), timeout=600
     ):
-        lines += len(chunk.lines)
-    assert lines == 1_500
-    bounded.assert_alive_and_bounded("after exporting 1,500 memories")
+        memories += sum('"record": "memory"' in line for line in chunk.lines)
+    assert memories == 3_900
+    bounded.assert_alive_and_bounded("after exporting 3,900 memories")
 
 
 def test_a_restart_is_clean_and_failed_batches_are_not_parsed_again(bounded: Bounded) -> None:

@@ -40,6 +40,7 @@ from tests.e2e.helpers import (
     request_id,
     say,
 )
+from tests.support import exports
 from tests.support.servers import Client, ServerProcess
 
 REFUSED = grpc.StatusCode.INVALID_ARGUMENT
@@ -289,20 +290,24 @@ def test_every_path_refuses_secrets_and_keeps_none(
     )  # fmt: skip
 
     # Restore: a secret in an archive fails the batch, naming where and not what.
-    (record,) = exported(admin, "users/mara")
+    header, *records = exported(admin, "users/mara")
+    record = next(r for r in records if r["record"] == "memory")
     text, needle = secrets.make("restore_value")
     record["id"] = uuid.uuid4().hex
     revisions = record["revisions"]
     assert isinstance(revisions, list)
-    revisions[0]["value"] = text
-    restored = admin.imports.CreateImportBatch(
+    revisions[0]["content"] = text
+    revisions[0]["content_hash"] = exports.content_hash(text)
+    empty_tenant = memory_server.client(f"{tenant}-r", "ada", ["admin"])  # restores need one
+    restored = empty_tenant.imports.CreateImportBatch(
         imp_pb.CreateImportBatchRequest(
-            format=imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT, archive=json.dumps(record).encode()
+            format=imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT,
+            archive="\n".join(json.dumps(r) for r in (header, record)).encode(),
         ),
         timeout=60,
     ).batch
     assert restored.state == imp_pb.IMPORT_STATE_FAILED
-    assert "revisions[0].value" in restored.error
+    assert "revisions[0].content" in restored.error
     assert needle not in restored.error
 
     # Nothing was stored but the memory made on purpose.

@@ -179,7 +179,9 @@ def test_confirming_an_old_import_does_not_recreate_a_deleted_memory(alice: Clie
     expect_error(lambda: _confirm_item(alice, item, "meeting_time"), PRECONDITION, STALE)
 
 
-def test_a_restore_does_not_bring_back_a_key_deleted_since(alice: Client, admin: Client) -> None:
+def test_a_restore_does_not_bring_back_a_key_deleted_since(
+    alice: Client, admin: Client, memory_server: ServerProcess, tenant: str
+) -> None:
     memory = create_pref(alice, "meeting_time", "I prefer morning meetings")
     lines = []
     for chunk in admin.memories.ExportMemories(
@@ -187,18 +189,31 @@ def test_a_restore_does_not_bring_back_a_key_deleted_since(alice: Client, admin:
     ):
         lines.extend(chunk.lines)
     delete(alice, memory.name)
-    # The same export as another store would hold it: a different id for the same key.
+    # The same export as another store would hold it: a different id for the same key, merged
+    # into this tenant (it has data) by the restorer role.
     records = [json.loads(line) for line in lines]
     for record in records:
-        record["id"] = uuid.uuid4().hex
+        if record["record"] == "memory":
+            record["id"] = uuid.uuid4().hex
     archive = "\n".join(json.dumps(r) for r in records).encode()
-    batch = admin.imports.CreateImportBatch(
+    restorer = memory_server.client(tenant, "rita", ["restorer"])
+    batch = restorer.imports.CreateImportBatch(
         imp_pb.CreateImportBatchRequest(
-            format=imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT, archive=archive
+            format=imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT,
+            archive=archive,
+            restore_mode=imp_pb.RESTORE_MODE_MERGE,
         ),
         timeout=30,
     ).batch
     assert batch.state == imp_pb.IMPORT_STATE_SUCCEEDED, batch.error
     assert batch.accepted_count == 0
+    skipped = restorer.imports.ListImportItems(
+        imp_pb.ListImportItemsRequest(parent=batch.name), timeout=10
+    ).items
+    reasons = {i.source_ref.split(": ")[1].split("/")[0]: i.skip_reason for i in skipped}
+    assert reasons == {
+        "memories": imp_pb.SKIP_REASON_KEY_DELETED,
+        "conversations": imp_pb.SKIP_REASON_DUPLICATE,  # the message cited is already here
+    }
     live = alice.memories.ListMemories(memory_service_pb2.ListMemoriesRequest(), timeout=10)
     assert list(live.memories) == []

@@ -32,6 +32,7 @@ from google.protobuf import descriptor, message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from tests.support import exports
 from tests.support.servers import mint_token
 
 MEMORY_MODULES = (
@@ -416,40 +417,28 @@ def chatgpt_archive(source: Source) -> list[Any]:
 
 
 def export_archive(source: Source) -> str:
-    number = source.choice((1, 0, -1, 2**31, 2**40, 2**63, 10**30, 1.5, "1"))
-    revision = {
-        "number": number,
-        "value": source.choice(("email", "\x00", "v" * 5000)),
-        "status": "ACTIVE",
-        "provenance": {
-            "speaker": "USER",
-            "method": "USER_STATEMENT",
-            "evidence_type": "TRANSCRIPT_MESSAGE",
-            "evidence": source.choice(("conversations/c/messages/m", "e" * 400, "\x00")),
-            "quote": "email",
-            "source_time": None,
-        },
-        "create_time": source.choice(("2024-01-01T00:00:00Z", "0001-01-01T00:00:00+14:00")),
-        "author_user_id": source.choice(("alice", "a" * 200, "\x00")),
-        "replaces": source.choice((0, 2**40, -5)),
-        "superseded_by": 0,
-        "superseded_from": None,
-        "valid_from": None,
-        "valid_until": source.choice((None, "9999-12-31T23:59:59-14:00")),
-    }
-    record = {
-        "schema": "crmmem.memory-export/v1",
-        "id": uuid.uuid4().hex,
-        "scope": {"type": "USER", "id": source.choice(("alice", "a" * 200, "\x00"))},
-        "key": "language",
-        "key_context": source.choice(("", "c" * 200)),
-        "kind": "PREFERENCE",
-        "create_time": "2024-01-01T00:00:00Z",
-        "update_time": "2024-01-01T00:00:00Z",
-        "delete_time": None,
-        "revisions": [revision],
-    }
-    return json.dumps(record)
+    """A header and one memory whose numbers, texts, ids and times may break the rules."""
+    value = source.choice(("email", "\x00", "v" * 5000))
+    revision = exports.revision(
+        value,
+        number=source.choice((1, 0, -1, 2**31, 2**40, 2**63, 10**30, 1.5, "1")),
+        author_user_id=source.choice(("alice", "a" * 200, "\x00")),
+        replaces=source.choice((None, 2**40, -5)),
+    )
+    revision["provenance"]["evidence"] = source.choice(
+        (revision["provenance"]["evidence"], "e" * 400, "\x00")
+    )
+    revision["temporal"]["created_at"] = source.choice(
+        ("2024-01-01T00:00:00Z", "0001-01-01T00:00:00+14:00")
+    )
+    revision["temporal"]["valid_until"] = source.choice((None, "9999-12-31T23:59:59-14:00"))
+    record = exports.memory(
+        key="language",
+        user=source.choice(("alice", "a" * 200, "\x00")),
+        revisions=[revision],
+        key_context=source.choice(("", "c" * 200)),
+    )
+    return exports.archive(record).decode()
 
 
 @dataclass(frozen=True)

@@ -1,33 +1,61 @@
-"""Restoring this service's own export into a store (A13): the same ids, revisions, statuses,
-provenance and lineage. A restore is a migration between stores of this product, so records
-keep their confirmed state; foreign archives go through review instead."""
+"""Reading this service's own export back (docs/export-format.md): every line becomes a domain
+record under the rules the API applies to the same fields (ids and names, lengths, NUL,
+numbers, states, interval order, the authority rule, secrets), or the batch fails naming the
+line and field. Whether a valid record may be written here (ids, keys, deletion markers) is
+decided in `service.ImportUseCases` against the store."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from memory_service.domain import evidence, rules
-from memory_service.domain.importing.parsers import MAX_ITEM_CHARS, ArchiveError, stored
+from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.export import SCHEMA_ID, content_hash, evidence_parts
+from memory_service.domain.importing.parsers import ArchiveError, stored
 from memory_service.domain.model import (
+    ArchiveFormat,
     Confirmation,
+    Customer,
+    CustomerGrant,
     EvidenceRef,
     EvidenceType,
+    ImportBatch,
+    ImportItem,
+    ImportState,
+    ItemOutcome,
+    ItemReview,
     Memory,
     MemoryKind,
+    Message,
     Provenance,
     ProvenanceMethod,
     Revision,
     RevisionStatus,
     Scope,
     ScopeType,
+    SkipReason,
     Speaker,
+    TurnStatus,
 )
-from memory_service.domain.rules import KEY_PATTERN, MAX_ID_CHARS
 from memory_service.domain.secrets import SecretDetector
+from memory_service.domain.services import IMPORT_ITEM_NAME, MESSAGE_NAME
 
 MEMORY_ID = re.compile(rules.MEMORY_ID)  # fullmatch only
+SHA256 = re.compile(r"[0-9a-f]{64}")
+ETAG = re.compile(r"v([1-9][0-9]{0,8})")
+DELETED_EVIDENCE = re.compile(r"sha256:[0-9a-f]{64}")
+SUBJECT_RULE = "must be 1-128 characters of [A-Za-z0-9._@:-]"
+
+
+@dataclass(frozen=True)
+class Restorer:
+    """Who runs the restore and when: restored confirmations say so."""
+
+    user_id: str
+    time: datetime
 
 
 def _get(record: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str) -> Any:
@@ -39,19 +67,41 @@ def _get(record: dict[str, Any], key: str, kind: type | tuple[type, ...], path: 
     return value
 
 
-def _text(record: dict[str, Any], key: str, path: str, max_chars: int = MAX_ID_CHARS) -> str:
+def _text(record: dict[str, Any], key: str, path: str, max_chars: int = rules.MAX_ID_CHARS) -> str:
     value: str = _get(record, key, str, path)
     return stored(value, f"{path}.{key}", max_chars)
 
 
-def _number(record: dict[str, Any], key: str, path: str, low: int) -> int:
-    """Revision numbers fit the INTEGER columns and the revision names that show them."""
-    value: int = _get(record, key, int, path)
-    if not low <= value <= rules.MAX_REVISION_NUMBER:
-        raise ArchiveError(
-            f"{path}.{key}", f"must be between {low} and {rules.MAX_REVISION_NUMBER}"
-        )
+def _subject(record: dict[str, Any], key: str, path: str) -> str:
+    """User and customer ids follow the API's rule for them."""
+    value: str = _get(record, key, str, path)
+    if not rules.SUBJECT_ID_PATTERN.fullmatch(value):
+        raise ArchiveError(f"{path}.{key}", SUBJECT_RULE)
     return value
+
+
+def _id(record: dict[str, Any], key: str, path: str, *, optional: bool = False) -> str:
+    value: str = _get(record, key, str, path)
+    if optional and not value:
+        return ""
+    if not MEMORY_ID.fullmatch(value):
+        raise ArchiveError(f"{path}.{key}", "is not an id of this service (32 hex digits)")
+    return value
+
+
+def _number(record: dict[str, Any], key: str, path: str, low: int, high: int) -> int:
+    value: int = _get(record, key, int, path)
+    if not low <= value <= high:
+        raise ArchiveError(f"{path}.{key}", f"must be between {low} and {high}")
+    return value
+
+
+def _optional_number(record: dict[str, Any], key: str, path: str, low: int, high: int) -> int:
+    """Lineage numbers: null for none."""
+    if record.get(key) is None:
+        _get(record, key, (int, type(None)), path)
+        return 0
+    return _number(record, key, path, low, high)
 
 
 def _time(record: dict[str, Any], key: str, path: str, *, optional: bool) -> datetime | None:
@@ -74,8 +124,7 @@ def _time(record: dict[str, Any], key: str, path: str, *, optional: bool) -> dat
 
 def _required_time(record: dict[str, Any], key: str, path: str) -> datetime:
     value = _time(record, key, path, optional=False)
-    if value is None:
-        raise ArchiveError(f"{path}.{key}", "is required")
+    assert value is not None
     return value
 
 
@@ -87,90 +136,395 @@ def _enum(record: dict[str, Any], key: str, enum: type[Any], path: str) -> Any:
         raise ArchiveError(f"{path}.{key}", f"unknown value {value!r}") from None
 
 
-def to_memory(record: dict[str, Any], tenant_id: str, path: str, secrets: SecretDetector) -> Memory:
-    memory_id = _get(record, "id", str, path)
-    if not MEMORY_ID.fullmatch(memory_id):
-        raise ArchiveError(f"{path}.id", "is not a memory id")
-    scope = _get(record, "scope", dict, path)
+def _object(record: dict[str, Any], key: str, path: str) -> dict[str, Any]:
+    value: dict[str, Any] = _get(record, key, dict, path)
+    return value
+
+
+def _hash_matches(record: dict[str, Any], text: str, path: str) -> None:
+    """The content hash is checked, so an edited text does not pass as the exported one."""
+    given = _get(record, "content_hash", (str, type(None)), path)
+    expected = content_hash(text) if text else None
+    if given != expected:
+        raise ArchiveError(f"{path}.content_hash", "does not match the content")
+
+
+def _archive_error(error: InvalidArgument) -> ArchiveError:
+    violation = error.violations[0]
+    return ArchiveError(violation.field, violation.description)
+
+
+def _refuse_secret(text: str, path: str, secrets: SecretDetector | None) -> None:
+    """The one secret rule holds for restores too: the batch fails, naming where, not what.
+    None: the archive was already checked (a later pass writing it)."""
+    found = secrets.kind(text) if secrets is not None else ""
+    if found:
+        raise ArchiveError(path, f"contains a secret ({found}); nothing was restored")
+
+
+# --- records ----------------------------------------------------------------------------------
+
+
+def check_header(record: dict[str, Any], path: str) -> str:
+    """The first line: which export this is ("full" or "incremental")."""
+    if record.get("record") != "export":
+        raise ArchiveError(f"{path}.record", "the first line must be the export header")
+    kind = _get(record, "export_type", str, path)
+    if kind not in ("full", "incremental"):
+        raise ArchiveError(f"{path}.export_type", "must be full or incremental")
+    _time(record, "since", path, optional=True)
+    _required_time(record, "export_date", path)
+    return str(kind)
+
+
+def to_memory(
+    record: dict[str, Any],
+    tenant_id: str,
+    path: str,
+    secrets: SecretDetector | None,
+    restorer: Restorer,
+) -> Memory:
+    memory_id = _id(record, "id", path)
+    scope_record = _object(record, "scope", path)
+    scope_type = _enum(scope_record, "type", ScopeType, f"{path}.scope")
+    if scope_type is ScopeType.ORGANIZATION:
+        if _get(scope_record, "id", str, f"{path}.scope"):
+            raise ArchiveError(f"{path}.scope.id", "must be empty for ORGANIZATION")
+        scope = Scope(scope_type, "")
+    else:
+        scope = Scope(scope_type, _subject(scope_record, "id", f"{path}.scope"))
+    temporal = _object(record, "temporal", path)
+    created = _required_time(temporal, "created_at", f"{path}.temporal")
+    updated = _required_time(temporal, "updated_at", f"{path}.temporal")
+    deleted = _time(temporal, "deleted_at", f"{path}.temporal", optional=True)
+    if updated < created:
+        raise ArchiveError(f"{path}.temporal.updated_at", "is before created_at")
+    if deleted is not None and deleted < created:
+        raise ArchiveError(f"{path}.temporal.deleted_at", "is before created_at")
     key = _get(record, "key", str, path)
-    if not KEY_PATTERN.fullmatch(key):
-        raise ArchiveError(f"{path}.key", "is not a valid key")
-    created = _required_time(record, "create_time", path)
-    updated = _required_time(record, "update_time", path)
+    key_context = _get(record, "key_context", str, path)
+    key_hash = _get(record, "key_hash", str, path)
+    if deleted is None:
+        if not rules.KEY_PATTERN.fullmatch(key):
+            raise ArchiveError(f"{path}.key", "is not a valid key")
+        if key_context and not rules.KEY_PATTERN.fullmatch(key_context):
+            raise ArchiveError(f"{path}.key_context", "is not a valid key")
+        if key_hash:
+            raise ArchiveError(f"{path}.key_hash", "is only set on deleted memories")
+    elif (key, key_context) != ("deleted", "") or not SHA256.fullmatch(key_hash):
+        raise ArchiveError(f"{path}.key", "a deleted memory keeps only the hash of its key")
+    etag = ETAG.fullmatch(_get(record, "etag", str, path))
+    if etag is None:
+        raise ArchiveError(f"{path}.etag", "is not an etag of this service")
     memory = Memory(
         id=memory_id,
         tenant_id=tenant_id,
-        scope=Scope(
-            _enum(scope, "type", ScopeType, f"{path}.scope"),
-            _text(scope, "id", f"{path}.scope"),
-        ),
+        scope=scope,
         key=key,
-        key_context=_text(record, "key_context", path),
+        key_context=key_context,
         kind=_enum(record, "kind", MemoryKind, path),
-        version=1,
+        version=int(etag.group(1)),
         create_time=created,
         update_time=updated,
-        delete_time=_time(record, "delete_time", path, optional=True),
-        key_hash=stored(str(record.get("key_hash") or ""), f"{path}.key_hash", 64),
+        delete_time=deleted,
+        key_hash=key_hash,
     )
     revisions = _get(record, "revisions", list, path)
     if not revisions:
         raise ArchiveError(f"{path}.revisions", "is empty")
     for index, raw in enumerate(revisions):
-        revision = _revision(raw, memory.id, f"{path}.revisions[{index}]")
-        _refuse_secrets(revision, f"{path}.revisions[{index}]", secrets)
+        where = f"{path}.revisions[{index}]"
+        revision = _revision(raw, memory, where, restorer)
+        if revision.number != index + 1:
+            raise ArchiveError(f"{where}.number", f"must be {index + 1}: numbers are consecutive")
+        _refuse_secret(revision.value, f"{where}.content", secrets)
+        _refuse_secret(revision.provenance.quote, f"{where}.provenance.quote", secrets)
         memory.revisions.append(revision)
-    memory.version = len(memory.revisions)
+    if memory.version < len(memory.revisions):
+        raise ArchiveError(f"{path}.etag", "is older than the memory's revisions")
+    for index, revision in enumerate(memory.revisions):
+        if revision.superseded_by_number > len(memory.revisions):
+            raise ArchiveError(
+                f"{path}.revisions[{index}].temporal.superseded_by", "names no revision"
+            )
     return memory
 
 
-def _refuse_secrets(revision: Revision, path: str, secrets: SecretDetector) -> None:
-    """The one secret rule holds for restores too: the batch fails, naming where, not what."""
-    for field, text in (("value", revision.value), ("provenance.quote", revision.provenance.quote)):
-        found = secrets.kind(text)
-        if found:
-            raise ArchiveError(
-                f"{path}.{field}", f"contains a secret ({found}); nothing was restored"
-            )
-
-
-def _revision(raw: Any, memory_id: str, path: str) -> Revision:
+def _revision(raw: Any, memory: Memory, path: str, restorer: Restorer) -> Revision:
     if not isinstance(raw, dict):
         raise ArchiveError(path, "is not an object")
-    value = _text(raw, "value", path, MAX_ITEM_CHARS)
-    provenance = _get(raw, "provenance", dict, path)
-    confirmation = raw.get("confirmation")
+    number = _number(raw, "number", path, 1, rules.MAX_REVISION_NUMBER)
+    status = _enum(raw, "status", RevisionStatus, path)
+    value = _text(raw, "content", path, rules.MAX_VALUE_CHARS)
+    _hash_matches(raw, value, path)
+    if memory.deleted:
+        if status is not RevisionStatus.DELETED or value:
+            raise ArchiveError(f"{path}.status", "a deleted memory's revisions are DELETED, empty")
+    elif status in (RevisionStatus.DELETED, RevisionStatus.SUPERSEDED):
+        raise ArchiveError(f"{path}.status", f"{status.value} is not a stored state here")
+    elif not value.strip():
+        raise ArchiveError(f"{path}.content", "is required")
+    temporal = _object(raw, "temporal", path)
+    valid_from = _time(temporal, "valid_from", f"{path}.temporal", optional=True)
+    valid_until = _time(temporal, "valid_until", f"{path}.temporal", optional=True)
+    try:
+        rules.check_interval(valid_from, valid_until, f"{path}.temporal")
+    except InvalidArgument as error:
+        raise _archive_error(error) from None
+    superseded_by = _optional_number(
+        temporal, "superseded_by", f"{path}.temporal", number + 1, rules.MAX_REVISION_NUMBER
+    )
+    superseded_from = _time(temporal, "superseded_from", f"{path}.temporal", optional=True)
+    if bool(superseded_by) != (superseded_from is not None):
+        raise ArchiveError(
+            f"{path}.temporal.superseded_by", "and superseded_from are set together or not at all"
+        )
+    provenance = _provenance(_object(raw, "provenance", path), memory.deleted, path)
     confirmed = None
+    confirmation = raw.get("confirmation")
     if confirmation is not None:
         if not isinstance(confirmation, dict):
             raise ArchiveError(f"{path}.confirmation", "is not an object")
-        when = _required_time(confirmation, "confirm_time", f"{path}.confirmation")
-        confirmed = Confirmation(_text(confirmation, "user_id", f"{path}.confirmation"), when)
-    created = _required_time(raw, "create_time", path)
+        where = f"{path}.confirmation"
+        confirmed = Confirmation(
+            _subject(confirmation, "user_id", where),
+            _required_time(confirmation, "confirm_time", where),
+            restored_by=restorer.user_id,
+            restore_time=restorer.time,
+        )
+    authoritative = rules.initial_status(provenance.speaker, provenance.method)
+    inferred = authoritative is not RevisionStatus.ACTIVE
+    if status is RevisionStatus.ACTIVE and inferred and confirmed is None:
+        # I5: only the subject's own words are authoritative without a confirmation
+        raise ArchiveError(
+            f"{path}.status", "an inferred revision is ACTIVE only with a confirmation"
+        )
     return Revision(
-        memory_id=memory_id,
-        number=_number(raw, "number", path, 1),
+        memory_id=memory.id,
+        number=number,
         value=value,
-        valid_from=_time(raw, "valid_from", path, optional=True),
-        valid_until=_time(raw, "valid_until", path, optional=True),
-        status=_enum(raw, "status", RevisionStatus, path),
-        provenance=Provenance(
-            speaker=_enum(provenance, "speaker", Speaker, f"{path}.provenance"),
-            method=_enum(provenance, "method", ProvenanceMethod, f"{path}.provenance"),
-            evidence=EvidenceRef(
-                _enum(provenance, "evidence_type", EvidenceType, f"{path}.provenance"),
-                _text(provenance, "evidence", f"{path}.provenance", rules.MAX_EVIDENCE_REF_CHARS),
-            ),
-            quote=_text(provenance, "quote", f"{path}.provenance", MAX_ITEM_CHARS),
-            source_time=_time(provenance, "source_time", f"{path}.provenance", optional=True),
-        ),
-        create_time=created,
-        author_user_id=_text(raw, "author_user_id", path),
-        replaces_number=_number(raw, "replaces", path, 0),
-        superseded_from=_time(raw, "superseded_from", path, optional=True),
-        superseded_by_number=_number(raw, "superseded_by", path, 0),
+        valid_from=valid_from,
+        valid_until=valid_until,
+        status=status,
+        provenance=provenance,
+        create_time=_required_time(temporal, "created_at", f"{path}.temporal"),
+        author_user_id=_subject(raw, "author_user_id", path),
+        replaces_number=_replaces(raw, number, path),
+        superseded_from=superseded_from,
+        superseded_by_number=superseded_by,
         confirmation=confirmed,
+        status_reason=_text(raw, "status_reason", path, rules.MAX_VALUE_CHARS),
     )
+
+
+def _replaces(raw: dict[str, Any], number: int, path: str) -> int:
+    replaces = _optional_number(raw, "replaces", path, 1, rules.MAX_REVISION_NUMBER)
+    if replaces >= number:
+        raise ArchiveError(f"{path}.replaces", "must name an earlier revision")
+    return replaces
+
+
+def _provenance(raw: dict[str, Any], deleted: bool, path: str) -> Provenance:
+    where = f"{path}.provenance"
+    evidence_type = _enum(raw, "evidence_type", EvidenceType, where)
+    ref = _text(raw, "evidence", where, rules.MAX_EVIDENCE_REF_CHARS)
+    pattern = (
+        DELETED_EVIDENCE
+        if deleted
+        else MESSAGE_NAME
+        if evidence_type is EvidenceType.TRANSCRIPT_MESSAGE
+        else IMPORT_ITEM_NAME
+    )
+    if not pattern.fullmatch(ref):
+        raise ArchiveError(f"{where}.evidence", "is not a reference of its evidence type")
+    conversation_ref, message_ref = evidence_parts(evidence_type, ref)
+    if (raw.get("conversation_ref"), raw.get("message_ref")) != (conversation_ref, message_ref):
+        raise ArchiveError(f"{where}.message_ref", "does not match the evidence reference")
+    quote = _text(raw, "quote", where, rules.MAX_QUOTE_CHARS)
+    if deleted and quote:
+        raise ArchiveError(f"{where}.quote", "a deleted memory keeps no quote")
+    return Provenance(
+        speaker=_enum(raw, "speaker", Speaker, where),
+        method=_enum(raw, "extraction_method", ProvenanceMethod, where),
+        evidence=EvidenceRef(evidence_type, ref),
+        quote=quote,
+        source_time=_time(raw, "source_time", where, optional=True),
+    )
+
+
+def to_message(record: dict[str, Any], tenant_id: str, path: str) -> Message | None:
+    """The message a revision cites; None when the export carries only its reference."""
+    message_id = _id(record, "id", path)
+    conversation = _get(record, "conversation_ref", str, path).removeprefix("conversations/")
+    if not rules.CONVERSATION_ID_PATTERN.fullmatch(conversation):
+        raise ArchiveError(f"{path}.conversation_ref", "is not conversations/{conversation}")
+    if _get(record, "name", str, path) != f"conversations/{conversation}/messages/{message_id}":
+        raise ArchiveError(f"{path}.name", "does not match conversation_ref and id")
+    text = _get(record, "content", (str, type(None)), path)
+    message = Message(
+        id=message_id,
+        tenant_id=tenant_id,
+        conversation_id=conversation,
+        sequence=_number(record, "sequence", path, 1, rules.MAX_STORED_INT),
+        speaker=_enum(record, "speaker", Speaker, path),
+        text=stored(text or "", f"{path}.content", rules.MAX_MESSAGE_CHARS),
+        status=_enum(record, "status", TurnStatus, path),
+        author_user_id=_subject(record, "owner_user_id", path),
+        create_time=_required_time(record, "created_at", path),
+    )
+    given = _get(record, "content_hash", str, path)
+    if text is None:
+        if not given.startswith("sha256:") or not SHA256.fullmatch(given[7:]):
+            raise ArchiveError(f"{path}.content_hash", "is not sha256:{64 hex digits}")
+        return None
+    if given != content_hash(text):
+        raise ArchiveError(f"{path}.content_hash", "does not match the content")
+    return message
+
+
+def to_customer(record: dict[str, Any], tenant_id: str, path: str) -> tuple[Customer, str]:
+    """The customer and the name it is looked up by."""
+    name = _text(record, "display_name", path, rules.MAX_DISPLAY_NAME_CHARS).strip()
+    if not name:
+        raise ArchiveError(f"{path}.display_name", "is required")
+    try:
+        match_name = rules.customer_match_name(name, f"{path}.display_name")
+    except InvalidArgument as error:
+        raise _archive_error(error) from None
+    customer = Customer(
+        tenant_id,
+        _subject(record, "customer_id", path),
+        name,
+        _required_time(record, "created_at", path),
+    )
+    return customer, match_name
+
+
+def to_grant(record: dict[str, Any], tenant_id: str, path: str) -> CustomerGrant:
+    return CustomerGrant(
+        tenant_id,
+        _subject(record, "user_id", path),
+        _subject(record, "customer_id", path),
+        _subject(record, "granted_by_user_id", path),
+        _required_time(record, "created_at", path),
+    )
+
+
+def to_batch(record: dict[str, Any], tenant_id: str, path: str) -> ImportBatch:
+    state = _enum(record, "state", ImportState, path)
+    if state not in (ImportState.SUCCEEDED, ImportState.FAILED):
+        raise ArchiveError(f"{path}.state", "only finished batches are restored")
+    digest = _get(record, "archive_sha256", str, path)
+    if not SHA256.fullmatch(digest):
+        raise ArchiveError(f"{path}.archive_sha256", "is not 64 hex digits")
+    high = rules.MAX_STORED_INT
+    return ImportBatch(
+        id=_id(record, "id", path),
+        tenant_id=tenant_id,
+        user_id=_subject(record, "user_id", path),
+        format=_enum(record, "format", ArchiveFormat, path),
+        archive_sha256=digest,
+        state=state,
+        create_time=_required_time(record, "created_at", path),
+        error=_text(record, "error", path, rules.MAX_MESSAGE_CHARS),
+        accepted_count=_number(record, "accepted_count", path, 0, high),
+        skipped_count=_number(record, "skipped_count", path, 0, high),
+        unresolved_count=_number(record, "unresolved_count", path, 0, high),
+        missing_count=_number(record, "missing_attachment_count", path, 0, high),
+        complete_time=_time(record, "completed_at", path, optional=True),
+    )
+
+
+def to_item(
+    record: dict[str, Any], tenant_id: str, path: str, secrets: SecretDetector | None
+) -> ImportItem:
+    skip = _enum(record, "skip_reason", SkipReason, path)
+    if skip is SkipReason.SECRET:
+        raise ArchiveError(f"{path}.skip_reason", "a skipped secret is never exported")
+    text = _text(record, "content", path, rules.MAX_MESSAGE_CHARS)
+    _refuse_secret(text, f"{path}.content", secrets)
+    lineage = _get(record, "lineage_hash", str, path)
+    if lineage and not SHA256.fullmatch(lineage):
+        raise ArchiveError(f"{path}.lineage_hash", "is not 64 hex digits")
+    return ImportItem(
+        id=_id(record, "id", path),
+        batch_id=_id(record, "batch_id", path),
+        tenant_id=tenant_id,
+        user_id=_subject(record, "user_id", path),
+        ordinal=_number(record, "ordinal", path, 0, rules.MAX_STORED_INT),
+        outcome=_enum(record, "outcome", ItemOutcome, path),
+        skip_reason=skip,
+        speaker=_enum(record, "speaker", Speaker, path),
+        text=text,
+        lineage_hash=lineage,
+        source_time=_time(record, "source_time", path, optional=True),
+        source_ref=_text(record, "source_ref", path, rules.MAX_SOURCE_REF_CHARS),
+        attachment=_text(record, "attachment", path, rules.MAX_SOURCE_REF_CHARS),
+        review=_enum(record, "review", ItemReview, path),
+        memory_id=_id(record, "memory_id", path, optional=True),
+    )
+
+
+def check_said(memory: Memory, said: dict[str, tuple[str, str]], path: str) -> None:
+    """A revision that is authoritative on its own words (ACTIVE, the subject's statement, no
+    confirmation) rests on a message the archive carries: said by the subject (a user memory)
+    or its author, and supporting the value under the grounding rule the API applies. So an
+    archive cannot make a user have said what no message of theirs says. `said` maps message
+    ids to (owner, text) of the messages earlier in the archive."""
+    if memory.deleted:
+        return
+    for index, revision in enumerate(memory.revisions):
+        if revision.status is not RevisionStatus.ACTIVE or revision.confirmation is not None:
+            continue
+        if revision.provenance.evidence.type is not EvidenceType.TRANSCRIPT_MESSAGE:
+            continue
+        where = f"{path}.revisions[{index}].provenance.evidence"
+        match = MESSAGE_NAME.fullmatch(revision.provenance.evidence.ref)
+        found = said.get(match.group(2)) if match else None
+        if found is None:
+            raise ArchiveError(where, "an ACTIVE statement needs its message earlier in the export")
+        owner, text = found
+        speaker = (
+            memory.scope.id if memory.scope.type is ScopeType.USER else revision.author_user_id
+        )
+        if owner != speaker:
+            raise ArchiveError(where, "the message was not said by the memory's subject")
+        problem = evidence.grounding(revision.value, revision.provenance.quote, text)
+        if problem:
+            raise ArchiveError(f"{path}.revisions[{index}].content", problem)
+
+
+def check_schema(record: dict[str, Any], path: str) -> str:
+    if record.get("schema") != SCHEMA_ID:
+        raise ArchiveError(f"{path}.schema", f"is not {SCHEMA_ID}")
+    kind = record.get("record")
+    if kind not in KINDS:
+        raise ArchiveError(f"{path}.record", "is not a record type of this export")
+    return str(kind)
+
+
+KINDS = ("export", "memory", "message", "customer", "grant", "import_batch", "import_item")
+
+
+def extends(stored_memory: Memory, incoming: Memory) -> bool:
+    """Whether `incoming` is a later state of `stored_memory`: a newer etag and the same
+    revisions, each written by the same author at the same time from the same evidence."""
+    if incoming.version <= stored_memory.version:
+        return False
+    if (incoming.scope, incoming.kind) != (stored_memory.scope, stored_memory.kind):
+        return False
+    if len(incoming.revisions) < len(stored_memory.revisions):
+        return False
+    for old, new in zip(stored_memory.revisions, incoming.revisions, strict=False):
+        if (old.number, old.create_time, old.author_user_id) != (
+            new.number,
+            new.create_time,
+            new.author_user_id,
+        ):
+            return False
+        if not incoming.deleted and old.value and old.value != new.value:
+            return False
+    return True
 
 
 def restore_staleness(memory: Memory, history: evidence.KeyHistory, now: datetime) -> str:

@@ -1,0 +1,96 @@
+"""Lines of this service's export (schema `crmmem.memory-export/v2`) for tests that craft
+archives: a header and valid memory records whose fields a test overrides."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+import uuid
+from typing import Any
+
+SCHEMA = "crmmem.memory-export/v2"
+STAMP = "2026-01-01T00:00:00Z"
+
+
+def content_hash(text: str) -> str | None:
+    if not text:
+        return None
+    normal = " ".join(unicodedata.normalize("NFC", text.strip().lower()).split())
+    return "sha256:" + hashlib.sha256(normal.encode()).hexdigest()
+
+
+def header(export_type: str = "full") -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "record": "export",
+        "schema_version": "2.0",
+        "export_id": str(uuid.uuid4()),
+        "exported_by": "tests",
+        "export_date": STAMP,
+        "export_type": export_type,
+        "since": None,
+        "parent": "tenant",
+    }
+
+
+def revision(value: str = "email", **fields: Any) -> dict[str, Any]:
+    """A user's own statement, ACTIVE; `fields` replace top-level revision fields."""
+    out: dict[str, Any] = {
+        "number": 1,
+        "content": value,
+        "content_hash": content_hash(value),
+        "status": "ACTIVE",
+        "status_reason": "",
+        "temporal": {
+            "created_at": STAMP,
+            "valid_from": None,
+            "valid_until": None,
+            "superseded_from": None,
+            "superseded_by": None,
+        },
+        "replaces": None,
+        "author_user_id": "alice",
+        "provenance": {
+            "speaker": "USER",
+            "extraction_method": "USER_STATEMENT",
+            "evidence_type": "TRANSCRIPT_MESSAGE",
+            "evidence": f"conversations/c/messages/{uuid.uuid4().hex}",
+            "conversation_ref": "conversations/c",
+            "message_ref": None,
+            "quote": "",
+            "source_time": None,
+        },
+        "confirmation": None,
+    }
+    out["provenance"]["message_ref"] = out["provenance"]["evidence"].rsplit("/", 1)[1]
+    out.update(fields)
+    return out
+
+
+def memory(
+    key: str = "contact.channel",
+    user: str = "alice",
+    revisions: list[dict[str, Any]] | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "schema": SCHEMA,
+        "record": "memory",
+        "id": uuid.uuid4().hex,
+        "scope": {"type": "USER", "id": user},
+        "key": key,
+        "key_context": "",
+        "kind": "PREFERENCE",
+        "etag": "v1",
+        "temporal": {"created_at": STAMP, "updated_at": STAMP, "deleted_at": None},
+        "key_hash": "",
+        "revisions": revisions if revisions is not None else [revision()],
+    }
+    out.update(fields)
+    return out
+
+
+def archive(*records: dict[str, Any]) -> bytes:
+    """A header, then the records, one per line."""
+    return ("\n".join(json.dumps(r) for r in (header(), *records)) + "\n").encode()
