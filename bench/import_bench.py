@@ -23,6 +23,7 @@ from crmmem.memory.v1 import memory_service_pb2 as svc
 
 from bench.common import emit, start_memory_service
 from bench.recall_bench import memory_text
+from memory_service.domain.export import content_hash
 from tests.support.servers import TEST_JWT_SECRET, Client
 
 TENANT = "bench"
@@ -56,44 +57,67 @@ def chatgpt_archive(messages: int, rng: random.Random) -> bytes:
 
 
 def export_lines(count: int, rng: random.Random) -> bytes:
-    lines = []
+    """This service's export (v2): a header, then memories each confirmed by its user (an
+    unconfirmed statement would need its message in the archive)."""
+    stamp = "2026-11-01T09:00:00Z"
+    lines = [
+        json.dumps(
+            {
+                "schema": "crmmem.memory-export/v2", "record": "export", "schema_version": "2.0",
+                "export_id": str(uuid.UUID(int=rng.getrandbits(128))), "exported_by": "bench",
+                "export_date": stamp, "export_type": "full", "since": None, "parent": "tenant",
+            }
+        )
+    ]  # fmt: skip
     for n in range(count):
         key, text = memory_text(rng)
-        stamp = "2026-11-01T09:00:00Z"
+        user = f"user-{n % 50}"
+        message = f"{n:032x}"
         lines.append(
             json.dumps(
                 {
-                    "schema": "crmmem.memory-export/v1",
+                    "schema": "crmmem.memory-export/v2",
+                    "record": "memory",
                     "id": uuid.UUID(int=rng.getrandbits(128)).hex,
-                    "scope": {"type": "USER", "id": f"user-{n % 50}"},
+                    "scope": {"type": "USER", "id": user},
                     "key": f"{key}_{n}",
                     "key_context": "",
                     "kind": "PREFERENCE",
-                    "create_time": stamp,
-                    "update_time": stamp,
-                    "delete_time": None,
+                    "etag": "v1",
+                    "temporal": {"created_at": stamp, "updated_at": stamp, "deleted_at": None},
                     "key_hash": "",
                     "revisions": [
                         {
                             "number": 1,
-                            "value": text,
+                            "content": text,
+                            "content_hash": content_hash(text),
                             "status": "ACTIVE",
-                            "valid_from": None,
-                            "valid_until": None,
-                            "superseded_from": None,
-                            "superseded_by": 0,
-                            "replaces": 0,
+                            "status_reason": "",
+                            "temporal": {
+                                "created_at": stamp,
+                                "valid_from": None,
+                                "valid_until": None,
+                                "superseded_from": None,
+                                "superseded_by": None,
+                            },
+                            "replaces": None,
+                            "author_user_id": user,
                             "provenance": {
                                 "speaker": "USER",
-                                "method": "USER_STATEMENT",
+                                "extraction_method": "USER_STATEMENT",
                                 "evidence_type": "TRANSCRIPT_MESSAGE",
-                                "evidence": f"conversations/old/messages/{n:032x}",
+                                "evidence": f"conversations/old/messages/{message}",
+                                "conversation_ref": "conversations/old",
+                                "message_ref": message,
                                 "quote": "",
                                 "source_time": stamp,
                             },
-                            "create_time": stamp,
-                            "author_user_id": f"user-{n % 50}",
-                            "confirmation": None,
+                            "confirmation": {
+                                "user_id": user,
+                                "confirm_time": stamp,
+                                "restored_by": None,
+                                "restore_time": None,
+                            },
                         }
                     ],
                 }
@@ -112,10 +136,13 @@ def wait(client: Client, batch: imp_pb.ImportBatch, timeout: float = 3600) -> im
     return batch
 
 
-def timed_import(client: Client, archive: bytes, fmt: int) -> tuple[imp_pb.ImportBatch, float]:
+def timed_import(
+    client: Client, archive: bytes, fmt: int, mode: int = 0
+) -> tuple[imp_pb.ImportBatch, float]:
     started = time.perf_counter()
     batch = client.imports.CreateImportBatch(
-        imp_pb.CreateImportBatchRequest(format=fmt, archive=archive), timeout=600
+        imp_pb.CreateImportBatchRequest(format=fmt, archive=archive, restore_mode=mode),
+        timeout=600,
     ).batch
     batch = wait(client, batch)
     return batch, time.perf_counter() - started
@@ -124,17 +151,22 @@ def timed_import(client: Client, archive: bytes, fmt: int) -> tuple[imp_pb.Impor
 PART_BYTES = 15 * 1024 * 1024
 
 
-def timed_restore(client: Client, export: bytes) -> tuple[int, float]:
-    """Archives are capped at 16 MiB, so a large export is restored in parts of whole lines."""
-    restored, seconds, part = 0, 0.0, bytearray()
-    lines = export.split(b"\n")
+def timed_restore(admin: Client, restorer: Client, export: bytes) -> tuple[int, float]:
+    """Archives are capped at 16 MiB, so a large export is restored in parts of whole lines,
+    each after the header: the first into the empty tenant, the others merged."""
+    restored, seconds = 0, 0.0
+    header, *lines = export.split(b"\n")
+    part = bytearray(header + b"\n")
     for index, line in enumerate(lines):
         part += line + b"\n"
         if len(part) >= PART_BYTES or index == len(lines) - 1:
-            batch, took = timed_import(client, bytes(part), imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT)
+            first = restored == 0 and seconds == 0.0
+            client, mode = (admin, 0) if first else (restorer, imp_pb.RESTORE_MODE_MERGE)
+            fmt = imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT
+            batch, took = timed_import(client, bytes(part), fmt, mode)
             restored += batch.accepted_count
             seconds += took
-            part = bytearray()
+            part = bytearray(header + b"\n")
     return restored, seconds
 
 
@@ -170,10 +202,12 @@ def main() -> None:
             )
             items = batch.accepted_count + batch.skipped_count + batch.unresolved_count
             admin = first.client(TENANT, "ada", ["admin"])
-            _, seed_seconds = timed_restore(admin, export_lines(args.memories, rng))
+            restorer = first.client(TENANT, "rita", ["restorer"])
+            _, seed_seconds = timed_restore(admin, restorer, export_lines(args.memories, rng))
             exported, export_seconds = timed_export(admin)
             clean = second.client(TENANT, "ada", ["admin"])
-            restored, restore_seconds = timed_restore(clean, exported)
+            clean_restorer = second.client(TENANT, "rita", ["restorer"])
+            restored, restore_seconds = timed_restore(clean, clean_restorer, exported)
         finally:
             first.stop()
             second.stop()

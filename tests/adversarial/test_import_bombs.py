@@ -138,7 +138,11 @@ def export_lines(count: int, value_chars: int) -> bytes:
             user="mallory",
             kind="FACT",
             revisions=[
-                exports.revision(f"value {n} " + "v" * value_chars, author_user_id="mallory")
+                exports.revision(
+                    f"value {n} " + "v" * value_chars,
+                    author_user_id="mallory",
+                    confirmation=exports.confirmed_by("mallory"),
+                )
             ],
         )
         for n in range(count)
@@ -189,21 +193,21 @@ def test_a_hostile_archive_fails_cleanly_under_the_pod_limit(
 @pytest.mark.timeout(900)  # every restored value passes the secret detector: minutes here
 def test_a_large_valid_restore_stays_under_the_pod_limit(bounded: Bounded) -> None:
     admin = mallory(bounded, ("admin",))
-    archive = export_lines(3_900, 3_980)  # about 15 MiB of values at the 4,000-character limit
+    archive = export_lines(3_100, 3_980)  # about 15 MiB: values at the 4,000-character limit
     assert len(archive) > 14 * MiB
     bounded.watch.reset_peak()
     batch = settled(admin, submit(admin, EXPORT, archive), timeout=900)
     assert batch.state == imp_pb.IMPORT_STATE_SUCCEEDED, batch.error
-    assert batch.accepted_count == 3_900
-    bounded.assert_alive_and_bounded("after restoring 3,900 memories")
+    assert batch.accepted_count == 3_100
+    bounded.assert_alive_and_bounded("after restoring 3,100 memories")
     bounded.watch.reset_peak()
     memories = 0
     for chunk in admin.memories.ExportMemories(
         memory_service_pb2.ExportMemoriesRequest(parent="users/mallory"), timeout=600
     ):
         memories += sum('"record": "memory"' in line for line in chunk.lines)
-    assert memories == 3_900
-    bounded.assert_alive_and_bounded("after exporting 3,900 memories")
+    assert memories == 3_100
+    bounded.assert_alive_and_bounded("after exporting 3,100 memories")
 
 
 def test_a_restart_is_clean_and_failed_batches_are_not_parsed_again(bounded: Bounded) -> None:

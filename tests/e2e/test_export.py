@@ -290,7 +290,9 @@ def test_a_tenant_round_trips_into_a_clean_store(
     mara_after = clean_server.client(tenant, "mara")
     assert _context(mara_after) == _context(mara_before)
 
-    # A second clean restore is refused: the tenant has memories now.
+    # The same archive again is the same batch; another clean restore is refused now that
+    # the tenant has memories.
+    assert restore(new_admin, exported).name == batch.name
     with pytest.raises(grpc.RpcError) as error:
         restore(new_admin, [*exported[:1], *of(exported, "customer")])
     assert error.value.code() is grpc.StatusCode.FAILED_PRECONDITION

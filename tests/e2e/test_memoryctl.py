@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e.helpers import correct, create_pref
+from tests.e2e.helpers import correct, create_pref, delete, next_monday
 from tests.support.servers import ServerProcess, mint_token
 
 
-def memoryctl(server: ServerProcess, tenant: str, *args: str) -> subprocess.CompletedProcess[str]:
+def memoryctl(
+    server: ServerProcess, tenant: str, *args: str, user: str = "mara", roles: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "MEMORY_ADDRESS": server.address,
-        "MEMORY_TOKEN": mint_token(tenant, "mara"),
+        "MEMORY_TOKEN": mint_token(tenant, user, roles),
     }
     return subprocess.run(
         [sys.executable, "-m", "memory_service.cli", *args],
@@ -73,3 +76,49 @@ def test_delete_prints_the_receipt_and_errors_are_readable(
     imported = memoryctl(memory_server, tenant, "import", str(archive), "--format", "summary")
     assert imported.returncode == 0, imported.stderr
     assert "succeeded" in imported.stdout
+
+
+def test_export_as_csv_and_restore_with_a_summary(
+    memory_server: ServerProcess, fresh_memory_server: ServerProcess, tenant: str, tmp_path: Path
+) -> None:
+    mara = memory_server.client(tenant, "mara")
+    memory = create_pref(mara, "meeting_time", "I prefer morning meetings")
+    correct(mara, memory, "I prefer afternoon meetings", valid_from=next_monday())
+    delete(mara, create_pref(mara, "snack", "I love almonds").name)
+
+    table = tmp_path / "mine.csv"
+    shown = memoryctl(memory_server, tenant, "export", "--format", "csv", "--output", str(table))
+    assert shown.returncode == 0, shown.stderr
+    assert "exported: 2 memory, 3 message" in shown.stderr
+    with table.open(newline="") as rows:
+        read = [
+            (r["key"], r["revision"], r["value"], r["valid_from"]) for r in csv.DictReader(rows)
+        ]
+    # One row per revision that applies for some interval; the deleted memory has none.
+    assert [r[:3] for r in read] == [
+        ("meeting_time", "1", "I prefer morning meetings"),
+        ("meeting_time", "2", "I prefer afternoon meetings"),
+    ]
+    assert read[1][3].startswith(next_monday().date().isoformat())
+
+    dump = tmp_path / "tenant.jsonl"
+    admin = {"user": "ada", "roles": ("admin",)}
+    exported = memoryctl(
+        memory_server, tenant, "export", "--parent", "tenant", "--include-deleted",
+        "--output", str(dump), **admin,
+    )  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    restored = memoryctl(
+        fresh_memory_server, tenant, "import", str(dump), "--format", "export", **admin
+    )
+    assert restored.returncode == 0, restored.stderr
+    assert "archive: 1 import_batch" not in restored.stdout  # no import batch was exported
+    assert "restored: 2 memories" in restored.stdout
+    assert "skipped" not in restored.stdout
+    merged = memoryctl(
+        fresh_memory_server, tenant, "import", str(dump), "--format", "export", "--merge",
+        user="rita", roles=("restorer",),
+    )  # fmt: skip
+    assert merged.returncode == 0, merged.stderr
+    assert "restored: 0 memories" in merged.stdout
+    assert "skipped (duplicate): 5" in merged.stdout  # 2 memories and 3 messages already here

@@ -68,6 +68,11 @@ def revision(value: str = "email", **fields: Any) -> dict[str, Any]:
     return out
 
 
+def confirmed_by(user: str) -> dict[str, Any]:
+    """A confirmation: an ACTIVE revision with one needs no message in the archive."""
+    return {"user_id": user, "confirm_time": STAMP, "restored_by": None, "restore_time": None}
+
+
 def memory(
     key: str = "contact.channel",
     user: str = "alice",

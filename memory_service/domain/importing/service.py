@@ -141,12 +141,15 @@ class ImportUseCases:
         restore_mode: RestoreMode = RestoreMode.CLEAN,
     ) -> tuple[ImportBatch, bool]:
         """Returns the batch and whether this archive had been imported before."""
-        if archive_format is ArchiveFormat.CRMMEM_EXPORT:
-            check_restore(uow, identity, restore_mode)
+        restoring = archive_format is ArchiveFormat.CRMMEM_EXPORT
+        if restoring:
+            check_restorer(identity, restore_mode)
         digest = hashlib.sha256(archive).hexdigest()
         existing = uow.imports.find_batch(identity.user_id, digest)
         if existing is not None and existing.state is not ImportState.FAILED:
             return existing, True
+        if restoring and restore_mode is RestoreMode.CLEAN and uow.archive.has_memories():
+            raise FailedPrecondition(f"the tenant {TENANT_NOT_EMPTY}", reason="TENANT_NOT_EMPTY")
         background = len(archive) > INLINE_LIMIT
         if background and uow.imports.count_pending(identity.user_id) >= MAX_PENDING_ARCHIVES:
             raise ResourceExhausted(
@@ -492,20 +495,17 @@ TENANT_NOT_EMPTY = (
 )
 
 
-def check_restore(uow: UnitOfWork, identity: Identity, mode: RestoreMode) -> None:
-    """A clean restore (admin) only into an empty tenant; a merge only for the restorer role.
-    Both write every scope as it was exported, so neither is open to other callers."""
-    if mode is RestoreMode.MERGE:
-        if RESTORER_ROLE not in identity.roles:
-            raise PermissionDenied(
-                "merging an export into existing data needs the restorer role",
-                reason="ROLE_REQUIRED",
-                metadata={"role": RESTORER_ROLE},
-            )
-        return
-    require_admin(identity)
-    if uow.archive.has_memories():
-        raise FailedPrecondition(f"the tenant {TENANT_NOT_EMPTY}", reason="TENANT_NOT_EMPTY")
+def check_restorer(identity: Identity, mode: RestoreMode) -> None:
+    """A clean restore is for admins (and only into an empty tenant); a merge only for the
+    restorer role. Both write every scope as it was exported: open to no other caller."""
+    if mode is RestoreMode.CLEAN:
+        require_admin(identity)
+    elif RESTORER_ROLE not in identity.roles:
+        raise PermissionDenied(
+            "merging an export into existing data needs the restorer role",
+            reason="ROLE_REQUIRED",
+            metadata={"role": RESTORER_ROLE},
+        )
 
 
 class _RestoreRun:
