@@ -23,6 +23,7 @@ from memory_service.storage.models import (
 from memory_service.storage.repositories import (
     IN_CLAUSE_CHUNK,
     SqlMemoryRepository,
+    SqlTranscriptRepository,
     TenantScoped,
     _customer,
     _message,
@@ -109,19 +110,7 @@ class SqlArchiveRepository(TenantScoped):
                 .values(last_sequence=message.sequence)
                 .execution_options(synchronize_session=False)
             )
-        self._insert(
-            MessageRow(
-                id=message.id,
-                tenant_id=self._tenant_id,
-                conversation_id=conversation_id,
-                sequence=message.sequence,
-                speaker=message.speaker.value,
-                text=message.text,
-                status=message.status.value,
-                author_user_id=owner,
-                create_time=message.create_time,
-            )
-        )
+        SqlTranscriptRepository(self._session, self._tenant_id).add_message(message)
 
     def sequence_taken(self, message: Message) -> bool:
         count = self._session.execute(

@@ -3,7 +3,6 @@ might submit, each refused (or, for confirmations, marked for what they are)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -13,39 +12,15 @@ from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import memory_service_pb2
 
 from memory_service.domain.rules import scoped_key_hash
-from tests.e2e.helpers import create_pref, get, list_all, request_id
+from tests.e2e.helpers import create_pref, get, list_all
 from tests.support import exports
+from tests.support.exports import restore, skipped
 from tests.support.servers import Client, ServerProcess
-
-RESTORE = imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT
 
 
 @pytest.fixture
 def admin(memory_server: ServerProcess, tenant: str) -> Client:
     return memory_server.client(tenant, "ada", ["admin"])
-
-
-def restore(client: Client, archive: bytes, mode: int = 0) -> imp_pb.ImportBatch:
-    batch = client.imports.CreateImportBatch(
-        imp_pb.CreateImportBatchRequest(
-            format=RESTORE, archive=archive, restore_mode=mode, request_id=request_id()
-        ),
-        timeout=60,
-    ).batch
-    deadline = time.monotonic() + 60
-    while batch.state == imp_pb.IMPORT_STATE_PENDING and time.monotonic() < deadline:
-        time.sleep(0.2)
-        batch = client.imports.GetImportBatch(
-            imp_pb.GetImportBatchRequest(name=batch.name), timeout=10
-        ).batch
-    return batch
-
-
-def skipped(client: Client, batch: imp_pb.ImportBatch) -> list[tuple[str, int]]:
-    items = client.imports.ListImportItems(
-        imp_pb.ListImportItemsRequest(parent=batch.name), timeout=10
-    ).items
-    return [(i.source_ref, i.skip_reason) for i in items]
 
 
 def message(owner: str, text: str, message_id: str) -> dict[str, Any]:

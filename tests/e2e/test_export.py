@@ -37,6 +37,8 @@ from tests.e2e.helpers import (
     request_id,
     ts,
 )
+from tests.support import exports
+from tests.support.exports import skipped
 from tests.support.servers import Client, ServerProcess, database_url, start_server
 
 SCHEMA = json.loads(
@@ -78,26 +80,7 @@ def archive_of(records: list[dict[str, Any]]) -> bytes:
 
 
 def restore(client: Client, records: list[dict[str, Any]], mode: int = 0) -> imp_pb.ImportBatch:
-    batch = client.imports.CreateImportBatch(
-        imp_pb.CreateImportBatchRequest(
-            format=RESTORE, archive=archive_of(records), restore_mode=mode, request_id=request_id()
-        ),
-        timeout=60,
-    ).batch
-    deadline = time.monotonic() + 60
-    while batch.state == imp_pb.IMPORT_STATE_PENDING and time.monotonic() < deadline:
-        time.sleep(0.2)
-        batch = client.imports.GetImportBatch(
-            imp_pb.GetImportBatchRequest(name=batch.name), timeout=10
-        ).batch
-    return batch
-
-
-def skipped(client: Client, batch: imp_pb.ImportBatch) -> list[tuple[str, int]]:
-    items = client.imports.ListImportItems(
-        imp_pb.ListImportItemsRequest(parent=batch.name, page_size=1000), timeout=10
-    ).items
-    return [(i.source_ref, i.skip_reason) for i in items]
+    return exports.restore(client, archive_of(records), mode)
 
 
 @pytest.fixture

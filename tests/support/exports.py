@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import unicodedata
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from crmmem.memory.v1 import import_service_pb2 as imp_pb
+
+if TYPE_CHECKING:
+    from tests.support.servers import Client
 
 SCHEMA = "crmmem.memory-export/v2"
 STAMP = "2026-01-01T00:00:00Z"
@@ -99,3 +105,31 @@ def memory(
 def archive(*records: dict[str, Any]) -> bytes:
     """A header, then the records, one per line."""
     return ("\n".join(json.dumps(r) for r in (header(), *records)) + "\n").encode()
+
+
+def restore(client: Client, archive: bytes, mode: int = 0) -> imp_pb.ImportBatch:
+    """Submits a restore and waits while it is parsed in the background."""
+    batch = client.imports.CreateImportBatch(
+        imp_pb.CreateImportBatchRequest(
+            format=imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT,
+            archive=archive,
+            restore_mode=mode,
+            request_id=str(uuid.uuid4()),
+        ),
+        timeout=60,
+    ).batch
+    deadline = time.monotonic() + 60
+    while batch.state == imp_pb.IMPORT_STATE_PENDING and time.monotonic() < deadline:
+        time.sleep(0.2)
+        batch = client.imports.GetImportBatch(
+            imp_pb.GetImportBatchRequest(name=batch.name), timeout=10
+        ).batch
+    return batch
+
+
+def skipped(client: Client, batch: imp_pb.ImportBatch) -> list[tuple[str, int]]:
+    """(where, reason) of each record the restore skipped."""
+    items = client.imports.ListImportItems(
+        imp_pb.ListImportItemsRequest(parent=batch.name, page_size=1000), timeout=10
+    ).items
+    return [(i.source_ref, i.skip_reason) for i in items]
