@@ -83,7 +83,7 @@ def export_lines(count: int, rng: random.Random) -> bytes:
                     "key": f"{key}_{n}",
                     "key_context": "",
                     "kind": "PREFERENCE",
-                    "etag": "v1",
+                    "etag": '"v1"',
                     "temporal": {"created_at": stamp, "updated_at": stamp, "deleted_at": None},
                     "key_hash": "",
                     "revisions": [

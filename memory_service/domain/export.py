@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from memory_service.domain.authorization import require_admin
+from memory_service.domain.etags import etag_of
 from memory_service.domain.model import (
     Customer,
     CustomerGrant,
@@ -111,7 +112,7 @@ def memory_record(memory: Memory) -> dict[str, Any]:
         "key": memory.key,
         "key_context": memory.key_context,
         "kind": memory.kind.value,
-        "etag": f"v{memory.version}",
+        "etag": etag_of(memory),
         "temporal": {
             "created_at": time_text(memory.create_time),
             "updated_at": time_text(memory.update_time),

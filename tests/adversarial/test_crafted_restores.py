@@ -186,7 +186,7 @@ def test_an_id_used_by_another_tenant_is_a_collision_and_says_no_more(
     # A different record under an id this tenant already uses answers the same.
     restorer = memory_server.client(tenant, "rita", ["restorer"])
     said, mine = said_by("bob", "I like chat", "I like chat")
-    mine.update(id=fine[1]["id"], etag="v2")
+    mine.update(id=fine[1]["id"], etag='"v2"')
     merged = restore(restorer, exports.archive(said, mine), imp_pb.RESTORE_MODE_MERGE)
     assert merged.state == imp_pb.IMPORT_STATE_SUCCEEDED, merged.error
     memories = [(w, r) for w, r in skipped(restorer, merged) if "memories/" in w]

@@ -93,7 +93,7 @@ def memory(
         "key": key,
         "key_context": "",
         "kind": "PREFERENCE",
-        "etag": "v1",
+        "etag": '"v1"',
         "temporal": {"created_at": STAMP, "updated_at": STAMP, "deleted_at": None},
         "key_hash": "",
         "revisions": revisions if revisions is not None else [revision()],

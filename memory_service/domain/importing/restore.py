@@ -13,6 +13,7 @@ from typing import Any
 
 from memory_service.domain import evidence, rules
 from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.etags import parse_etag
 from memory_service.domain.export import SCHEMA_ID, content_hash, evidence_parts
 from memory_service.domain.importing.parsers import ArchiveError, stored
 from memory_service.domain.model import (
@@ -45,7 +46,6 @@ from memory_service.domain.services import IMPORT_ITEM_NAME, MESSAGE_NAME
 
 MEMORY_ID = re.compile(rules.MEMORY_ID)  # fullmatch only
 SHA256 = re.compile(r"[0-9a-f]{64}")
-ETAG = re.compile(r"v([1-9][0-9]{0,8})")
 DELETED_EVIDENCE = re.compile(r"sha256:[0-9a-f]{64}")
 SUBJECT_RULE = "must be 1-128 characters of [A-Za-z0-9._@:-]"
 
@@ -213,9 +213,12 @@ def to_memory(
             raise ArchiveError(f"{path}.key_hash", "is only set on deleted memories")
     elif (key, key_context) != ("deleted", "") or not SHA256.fullmatch(key_hash):
         raise ArchiveError(f"{path}.key", "a deleted memory keeps only the hash of its key")
-    etag = ETAG.fullmatch(_get(record, "etag", str, path))
-    if etag is None:
-        raise ArchiveError(f"{path}.etag", "is not an etag of this service")
+    try:
+        version = parse_etag(_get(record, "etag", str, path), f"{path}.etag", required=True)
+    except InvalidArgument as error:
+        raise _archive_error(error) from None
+    if version is None or version > rules.MAX_STORED_INT:
+        raise ArchiveError(f"{path}.etag", f"names a version past {rules.MAX_STORED_INT}")
     memory = Memory(
         id=memory_id,
         tenant_id=tenant_id,
@@ -223,7 +226,7 @@ def to_memory(
         key=key,
         key_context=key_context,
         kind=_enum(record, "kind", MemoryKind, path),
-        version=int(etag.group(1)),
+        version=version,
         create_time=created,
         update_time=updated,
         delete_time=deleted,
