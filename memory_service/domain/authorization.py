@@ -10,7 +10,7 @@ from collections.abc import Collection
 from typing import Protocol
 
 from memory_service.domain.errors import PermissionDenied
-from memory_service.domain.model import Identity, Scope, ScopeType
+from memory_service.domain.model import DOCUMENT_CONNECTOR_ROLE, Identity, Scope, ScopeType
 from memory_service.domain.ports import UnitOfWork, Visibility
 from memory_service.domain.rules import normalize_for_match
 
@@ -95,4 +95,15 @@ def require_admin(identity: Identity) -> None:
     if not identity.is_admin:
         raise PermissionDenied(
             "this call needs the admin role", reason="ROLE_REQUIRED", metadata={"role": "admin"}
+        )
+
+
+def require_document_connector(identity: Identity) -> None:
+    """Document versions come from a connector the tenant runs (or an admin): a report marks
+    memories of every user, so no ordinary caller may send one."""
+    if not (identity.is_admin or DOCUMENT_CONNECTOR_ROLE in identity.roles):
+        raise PermissionDenied(
+            f"this call needs the admin or the {DOCUMENT_CONNECTOR_ROLE} role",
+            reason="ROLE_REQUIRED",
+            metadata={"role": f"admin|{DOCUMENT_CONNECTOR_ROLE}"},
         )

@@ -49,6 +49,7 @@ class ExclusionReason(enum.StrEnum):
     UNAUTHORIZED_CUSTOMER = "UNAUTHORIZED_CUSTOMER"
     AMBIGUOUS_REFERENCE = "AMBIGUOUS_REFERENCE"
     UNKNOWN_CUSTOMER = "UNKNOWN_CUSTOMER"
+    SOURCE_CHANGED = "SOURCE_CHANGED"
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class ContextRequest:
     instant: datetime
     customers: list[CustomerRef]
     window_size: int
+    # Leave out memories whose cited document changed (default: include them, flagged).
+    exclude_source_changed: bool = False
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,14 @@ class ContextBuilder:
         memories = uow.memories.list_after(MemoryQuery(context.allowed), "", MAX_CONTEXT_MEMORIES)
         for memory in memories:
             revision = rules.applicable_revision(memory, request.instant)
-            if revision is not None:
+            if (
+                revision is not None
+                and request.exclude_source_changed
+                and (revision.source_change_time is not None)
+            ):
+                subject = f"memories/{memory.id}/revisions/{revision.number}"
+                context.excluded.append((subject, ExclusionReason.SOURCE_CHANGED))
+            elif revision is not None:
                 applies = Applicability(memory.scope.type.value)
                 context.memories.append(Applying(memory, revision, applies))
             context.excluded.extend(self._exclusions(memory, revision, request.instant))

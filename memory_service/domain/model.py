@@ -43,11 +43,15 @@ class ProvenanceMethod(enum.StrEnum):
     ASSISTANT_INFERENCE = "ASSISTANT_INFERENCE"
     IMPORT = "IMPORT"
     RULE = "RULE"
+    DOCUMENT = "DOCUMENT"  # a passage of a document at its source
+    REVIEW_DECISION = "REVIEW_DECISION"  # a person resolved a conflict in the review queue
 
 
 class EvidenceType(enum.StrEnum):
     TRANSCRIPT_MESSAGE = "TRANSCRIPT_MESSAGE"
     IMPORT_ITEM = "IMPORT_ITEM"
+    DOCUMENT = "DOCUMENT"  # ref: the document's URI; the version and excerpt ride along
+    KEPT_MEMORY = "KEPT_MEMORY"  # ref: memories/{id}, the memory a conflict resolution kept
 
 
 class TurnStatus(enum.StrEnum):
@@ -57,6 +61,7 @@ class TurnStatus(enum.StrEnum):
 
 ADMIN_ROLE = "admin"
 RESTORER_ROLE = "restorer"  # may merge an export into a tenant that already has memories
+DOCUMENT_CONNECTOR_ROLE = "document-connector"
 
 
 def utcnow() -> datetime:
@@ -101,6 +106,8 @@ class Provenance:
     evidence: EvidenceRef
     quote: str = ""
     source_time: datetime | None = None
+    document_version: str = ""  # DOCUMENT evidence: the version read
+    excerpt: str = ""  # DOCUMENT evidence: the passage that supports the value
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,8 @@ class Revision:
     superseded_by_number: int = 0
     confirmation: Confirmation | None = None
     status_reason: str = ""  # why a revision is a CANDIDATE, e.g. its value is not grounded
+    # When the document it cites was reported at another version; None while it is current.
+    source_change_time: datetime | None = None
 
     @property
     def inferred(self) -> bool:
@@ -170,6 +179,17 @@ class Memory:
             if revision.number == number:
                 return revision
         return None
+
+
+@dataclass(frozen=True)
+class DocumentVersion:
+    """The version of a document its connector last reported; the document stays at its source."""
+
+    tenant_id: str
+    uri: str
+    version: str
+    report_time: datetime
+    reported_by: str
 
 
 @dataclass(frozen=True)

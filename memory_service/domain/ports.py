@@ -14,6 +14,7 @@ from memory_service.domain.model import (
     Conversation,
     Customer,
     CustomerGrant,
+    DocumentVersion,
     ImportBatch,
     ImportItem,
     ItemOutcome,
@@ -70,6 +71,39 @@ class MemoryRepository(Protocol):
         """Whether this evidence underlies a deleted revision (compared by hash)."""
 
     def list_after(self, query: MemoryQuery, after_id: str, limit: int) -> list[Memory]: ...
+    def citing_document(self, uri: str) -> list[Memory]:
+        """Live memories with a revision whose evidence is this document, oldest first."""
+
+
+class DocumentRepository(Protocol):
+    """The current version of each document, as its connector reported it (never its text)."""
+
+    def get(self, uri: str) -> DocumentVersion | None: ...
+    def put(self, document: DocumentVersion) -> None: ...
+    def mark_source_changed(self, memory_id: str, number: int, now: datetime) -> bool:
+        """Marks one revision; False when it was marked already. Writes that column only."""
+
+
+class ReviewRepository(Protocol):
+    """The review queue's sources, each ascending by id after `after_id`, visibility applied
+    in the query."""
+
+    def flagged(self, visibility: Visibility, after_id: str, limit: int) -> list[Memory]:
+        """Live memories with an active revision marked source-changed."""
+
+    def with_candidates(self, visibility: Visibility, after_id: str, limit: int) -> list[Memory]:
+        """Live memories with a CANDIDATE revision."""
+
+    def sharing_keys(self, visibility: Visibility, limit: int) -> list[Memory]:
+        """Live memories whose key and key_context another live memory of another scope has."""
+
+    def unused_since(
+        self, visibility: Visibility, cutoff: datetime, after_id: str, limit: int
+    ) -> list[Memory]:
+        """Live memories last used (or, never used, created) before `cutoff`."""
+
+    def pending_items(self, user_id: str | None, after_id: str, limit: int) -> list[ImportItem]:
+        """Import items awaiting review: the user's, or the tenant's when `user_id` is None."""
 
 
 class TranscriptRepository(Protocol):
@@ -336,6 +370,10 @@ class UnitOfWork(Protocol):
     def usage(self) -> UsageRepository: ...
     @property
     def archive(self) -> ArchiveRepository: ...
+    @property
+    def documents(self) -> DocumentRepository: ...
+    @property
+    def review(self) -> ReviewRepository: ...
 
     def commit(self) -> None: ...
 

@@ -8,7 +8,9 @@ from datetime import datetime
 
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.model import (
+    EvidenceType,
     Memory,
+    Provenance,
     ProvenanceMethod,
     Revision,
     RevisionStatus,
@@ -22,6 +24,11 @@ CONVERSATION_ID = r"[A-Za-z0-9._-]{1,128}"
 MEMORY_ID = r"[0-9a-f]{32}"
 KEY_PATTERN = re.compile(r"[a-z][a-z0-9_.-]{0,127}")
 SUBJECT_ID_PATTERN = re.compile(SUBJECT_ID)
+# A stable document reference: an absolute URI of printable ASCII without white space (other
+# characters percent-encoded), at most MAX_EVIDENCE_REF_CHARS; `document_uri_problem` adds that
+# it carries no user name or password.
+DOCUMENT_URI_PATTERN = re.compile(r"[a-z][a-z0-9+.-]{0,31}:[!-~]+")
+DOCUMENT_VERSION_PATTERN = re.compile(r"[A-Za-z0-9._:@+=-]{1,128}")
 CONVERSATION_ID_PATTERN = re.compile(CONVERSATION_ID)
 
 # Sizes of text, in characters. The storage models take their column lengths from here, and the
@@ -38,6 +45,8 @@ MAX_EVIDENCE_MESSAGES = 20
 MAX_REPEATED_ITEMS = 100  # any other repeated field of a request
 MAX_VALUE_CHARS = 4000
 MAX_QUOTE_CHARS = 2000
+MAX_EXCERPT_CHARS = 1000  # a document's supporting passage: a passage, never the document
+MAX_DOCUMENT_VERSION_CHARS = 128
 MAX_MESSAGE_CHARS = 32000
 MAX_QUERY_CHARS = 2000
 MAX_FILTER_CHARS = 200
@@ -53,6 +62,20 @@ def text_problem(text: str, max_chars: int) -> str | None:
         return "must not contain NUL characters"
     if len(text) > max_chars:
         return f"is longer than {max_chars} characters"
+    return None
+
+
+def document_uri_problem(uri: str) -> str | None:
+    """Why `uri` is not a stable document reference, or None."""
+    if not uri:
+        return "is required"
+    if len(uri) > MAX_EVIDENCE_REF_CHARS:
+        return f"is longer than {MAX_EVIDENCE_REF_CHARS} characters"
+    if not DOCUMENT_URI_PATTERN.fullmatch(uri):
+        return "must be an absolute URI (scheme:rest) of printable ASCII without white space"
+    rest = uri.split(":", 1)[1]
+    if rest.startswith("//") and "@" in rest[2:].split("/", 1)[0]:
+        return "must not carry a user name or password"
     return None
 
 
@@ -83,6 +106,25 @@ def applicable_revision(memory: Memory, instant: datetime) -> Revision | None:
         return None
     matches = [r for r in memory.revisions if applies_at(r, instant)]
     return matches[-1] if matches else None
+
+
+def applicable_value(memory: Memory, instant: datetime) -> str | None:
+    """The applicable value as values are compared (I12), or None when nothing applies."""
+    revision = applicable_revision(memory, instant)
+    return None if revision is None else normalize_for_match(revision.value)
+
+
+def disagree(first: Memory, second: Memory, instant: datetime) -> bool:
+    """Two memories of one key whose applicable values differ at `instant` (I12). Whether they
+    can meet in one context is the caller's question (see domain/context.py, domain/review.py)."""
+    values = (applicable_value(first, instant), applicable_value(second, instant))
+    return None not in values and values[0] != values[1]
+
+
+def source_changed(memory: Memory, instant: datetime) -> bool:
+    """The applicable revision cites a document reported at another version since it was read."""
+    revision = applicable_revision(memory, instant)
+    return revision is not None and revision.source_change_time is not None
 
 
 def initial_status(speaker: Speaker, method: ProvenanceMethod) -> RevisionStatus:
@@ -160,6 +202,16 @@ def quote_occurs(quote: str, evidence_text: str) -> bool:
 def scoped_key_hash(scope_type: str, scope_id: str, key: str, key_context: str) -> str:
     """What a deletion marker keeps of a key: enough to refuse late work, not to read it."""
     return hashlib.sha256(f"{scope_type}|{scope_id}|{key}|{key_context}".encode()).hexdigest()
+
+
+def evidence_lineage(provenance: Provenance) -> str:
+    """What a deletion withdraws of a revision's evidence: the evidence's name, and for a
+    document its version too (a deleted fact may come back from a later version, never from
+    the version it was deleted from)."""
+    ref = provenance.evidence.ref
+    if provenance.evidence.type is EvidenceType.DOCUMENT:
+        return f"{ref}@{provenance.document_version}"
+    return ref
 
 
 def lineage_ref_hash(evidence_ref: str) -> str:

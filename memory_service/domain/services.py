@@ -58,6 +58,8 @@ class ProvenanceDraft:
     evidence: EvidenceRef
     quote: str = ""
     source_time: datetime | None = None
+    document_version: str = ""  # DOCUMENT evidence only
+    excerpt: str = ""  # DOCUMENT evidence only
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ class ResolvedEvidence:
     author_user_id: str  # who wrote the evidence
     text: str  # what the evidence says
     said: datetime | None  # when it was said, as far as the record shows; None when unknown
+    # DOCUMENT evidence: when the service already knows the cited version is not current.
+    source_changed: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,10 +124,21 @@ class EvidenceResolver:
         self._secrets = secrets or SecretDetector()
 
     def resolve(
-        self, uow: UnitOfWork, identity: Identity, draft: ProvenanceDraft, field: str
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        draft: ProvenanceDraft,
+        field: str,
+        now: datetime,
     ) -> ResolvedEvidence:
         if draft.evidence.type is EvidenceType.IMPORT_ITEM:
             return self._import_item(uow, identity, draft, f"{field}.import_item")
+        if draft.evidence.type is EvidenceType.DOCUMENT:
+            return self._document(uow, identity, draft, field, now)
+        if draft.evidence.type is not EvidenceType.TRANSCRIPT_MESSAGE:
+            raise InvalidArgument(
+                field, "needs evidence: transcript_message, import_item or document"
+            )
         message = self.message(uow, identity, draft.evidence.ref, f"{field}.transcript_message")
         self._secrets.refuse(f"{field}.transcript_message", message.text, evidence=True)
         if draft.speaker is not None and draft.speaker is not message.speaker:
@@ -145,6 +160,45 @@ class EvidenceResolver:
         )
         said = evidence.evidence_time(draft.source_time, message.create_time)
         return ResolvedEvidence(provenance, message.author_user_id, message.text, said)
+
+    def _document(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        draft: ProvenanceDraft,
+        field: str,
+        now: datetime,
+    ) -> ResolvedEvidence:
+        """The excerpt is the evidence: the document stays at its source, so the value is
+        checked against the passage the writer cites, and the version read is kept."""
+        self._secrets.refuse(f"{field}.document.excerpt", draft.excerpt, evidence=True)
+        if draft.speaker is not None and draft.speaker is not Speaker.TOOL:
+            raise InvalidArgument(
+                f"{field}.speaker",
+                f"a document is read by a connector (TOOL), not said by {draft.speaker.value}",
+                reason="SPEAKER_MISMATCH",
+            )
+        if draft.quote and not rules.quote_occurs(draft.quote, draft.excerpt):
+            raise InvalidArgument(
+                f"{field}.quote", "does not occur in the excerpt", reason="QUOTE_NOT_IN_EVIDENCE"
+            )
+        current = uow.documents.get(draft.evidence.ref)
+        provenance = Provenance(
+            speaker=Speaker.TOOL,
+            method=draft.method,
+            evidence=draft.evidence,
+            quote=draft.quote,
+            source_time=draft.source_time,
+            document_version=draft.document_version,
+            excerpt=draft.excerpt,
+        )
+        return ResolvedEvidence(
+            provenance,
+            identity.user_id,
+            draft.excerpt,
+            evidence.evidence_time(draft.source_time, now),  # read now, unless claimed earlier
+            source_changed=current is not None and current.version != draft.document_version,
+        )
 
     @staticmethod
     def _import_item(
@@ -212,6 +266,10 @@ class MemoryUseCases:
         self._secrets = secrets or SecretDetector()
         self._evidence = evidence or EvidenceResolver(self._secrets)
         self._retention = retention or RetentionPolicy()
+
+    @property
+    def policy(self) -> AccessPolicy:
+        return self._policy
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -282,7 +340,9 @@ class MemoryUseCases:
             scope = replace(scope, id=identity.user_id)
         self._policy.require_write(uow, identity, scope)
         draft = command.revision
-        resolved = self._evidence.resolve(uow, identity, draft.provenance, "revision.provenance")
+        resolved = self._evidence.resolve(
+            uow, identity, draft.provenance, "revision.provenance", now
+        )
         existing = uow.memories.find_live(scope, command.key, command.key_context)
         if existing is not None:
             raise AlreadyExists(
@@ -315,6 +375,7 @@ class MemoryUseCases:
             create_time=now,
             author_user_id=identity.user_id,
             status_reason=status_reason,
+            source_change_time=now if resolved.source_changed else None,
         )
         memory.revisions.append(revision)
         uow.memories.add(memory)
@@ -336,7 +397,9 @@ class MemoryUseCases:
         memory = self._visible(uow, identity, memory_id)
         self._policy.require_write(uow, identity, memory.scope)
         self._check_version(uow, memory, expected_version)
-        resolved = self._evidence.resolve(uow, identity, draft.provenance, "revision.provenance")
+        resolved = self._evidence.resolve(
+            uow, identity, draft.provenance, "revision.provenance", now
+        )
         self.refuse_stale(
             uow, memory.scope, memory.key, memory.key_context, memory, resolved, draft.value, now
         )
@@ -357,6 +420,7 @@ class MemoryUseCases:
             author_user_id=identity.user_id,
             replaces_number=replaced.number if replaced else 0,
             status_reason=status_reason,
+            source_change_time=now if resolved.source_changed else None,
         )
         memory.revisions.append(revision)
         uow.memories.add_revision(revision)
@@ -453,7 +517,10 @@ class MemoryUseCases:
             revision.provenance = replace(
                 revision.provenance,
                 quote="",
-                evidence=replace(ref, ref=rules.lineage_ref_hash(ref.ref)),
+                excerpt="",
+                evidence=replace(
+                    ref, ref=rules.lineage_ref_hash(rules.evidence_lineage(revision.provenance))
+                ),
             )
             uow.memories.update_revision(revision)
         memory.key_hash = rules.scoped_key_hash(
@@ -617,7 +684,8 @@ class MemoryUseCases:
     ) -> str:
         """The stale-evidence rule (domain/evidence.py) against the key as stored now."""
         provenance = resolved.provenance
-        history = self._history(uow, scope, key, key_context, existing, provenance.evidence.ref)
+        lineage = rules.evidence_lineage(provenance)
+        history = self._history(uow, scope, key, key_context, existing, lineage)
         subject_statement = (
             rules.initial_status(provenance.speaker, provenance.method) is RevisionStatus.ACTIVE
         )
@@ -644,9 +712,15 @@ class MemoryUseCases:
     def _status_for(
         scope: Scope, resolved: ResolvedEvidence, value: str, review: bool = False
     ) -> tuple[RevisionStatus, str]:
-        """ACTIVE only for the subject's own words that support the value; else why not."""
+        """ACTIVE only for the subject's own words that support the value; else why not.
+
+        A document is the subject's own words for customer and organization memory (the
+        writer, who may write that scope, vouches for citing it), never for a user's."""
         provenance = resolved.provenance
-        if rules.initial_status(provenance.speaker, provenance.method) is not (
+        if provenance.method is ProvenanceMethod.DOCUMENT:
+            if scope.type is ScopeType.USER:
+                return RevisionStatus.CANDIDATE, "a document is not the user's own statement"
+        elif rules.initial_status(provenance.speaker, provenance.method) is not (
             RevisionStatus.ACTIVE
         ):
             return RevisionStatus.CANDIDATE, "not the subject's own statement"

@@ -27,6 +27,7 @@ NAME = String(rules.MAX_ID_CHARS)
 EVIDENCE_REF = String(rules.MAX_EVIDENCE_REF_CHARS)
 SOURCE_REF = String(rules.MAX_SOURCE_REF_CHARS)
 DISPLAY_NAME = String(rules.MAX_DISPLAY_NAME_CHARS)
+DOCUMENT_VERSION = String(rules.MAX_DOCUMENT_VERSION_CHARS)
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -103,8 +104,27 @@ class RevisionRow(Base):
     confirm_restored_by: Mapped[str | None] = mapped_column(NAME, nullable=True)
     confirm_restore_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     status_reason: Mapped[str] = mapped_column(Text, server_default="")
+    document_version: Mapped[str] = mapped_column(DOCUMENT_VERSION, server_default="")
+    excerpt: Mapped[str] = mapped_column(Text, server_default="")
+    source_change_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
-    __table_args__ = (Index("ix_memory_revisions_tenant_id", "tenant_id"),)
+    __table_args__ = (
+        Index("ix_memory_revisions_tenant_id", "tenant_id"),
+        # Finds the revisions citing one document when its connector reports a new version.
+        Index("ix_memory_revisions_evidence", "tenant_id", "evidence_type", "evidence_ref"),
+    )
+
+
+class DocumentRow(Base):
+    """The version of each document its connector last reported; never the document."""
+
+    __tablename__ = "documents"
+
+    tenant_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    uri: Mapped[str] = mapped_column(EVIDENCE_REF, primary_key=True)
+    version: Mapped[str] = mapped_column(DOCUMENT_VERSION)
+    report_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    reported_by: Mapped[str] = mapped_column(NAME)
 
 
 class ConversationRow(Base):

@@ -49,6 +49,7 @@ from memory_service.storage.models import (
     ConversationRow,
     CustomerGrantRow,
     CustomerRow,
+    DocumentRow,
     IdempotencyRow,
     ImportBatchRow,
     ImportItemRow,
@@ -73,6 +74,7 @@ Row = TypeVar(
     ImportBatchRow,
     ImportItemRow,
     MemoryUsageRow,
+    DocumentRow,
 )
 IN_CLAUSE_CHUNK = 500
 
@@ -174,6 +176,11 @@ class SqlMemoryRepository(TenantScoped):
         self._insert(RevisionRow(tenant_id=self._tenant_id, **_revision_columns(revision)))
 
     def update_revision(self, revision: Revision) -> None:
+        """Every column but the source-change mark, which only `mark_source_changed` writes: a
+        correction racing a document report must not erase the mark, nor the report the
+        correction's supersession."""
+        columns = _revision_columns(revision)
+        del columns["source_change_time"]
         self._session.execute(
             update(RevisionRow)
             .where(
@@ -181,9 +188,42 @@ class SqlMemoryRepository(TenantScoped):
                 RevisionRow.memory_id == revision.memory_id,
                 RevisionRow.number == revision.number,
             )
-            .values(**_revision_columns(revision))
+            .values(**columns)
             .execution_options(synchronize_session=False)
         )
+
+    def citing_document(self, uri: str) -> list[Memory]:
+        """Live memories with a revision whose evidence is this document, oldest first."""
+        cited = (
+            self._select(RevisionRow, RevisionRow.memory_id)
+            .where(
+                RevisionRow.evidence_type == EvidenceType.DOCUMENT.value,
+                RevisionRow.evidence_ref == uri,
+            )
+            .distinct()
+        )
+        rows = list(
+            self._session.execute(
+                self._select(MemoryRow)
+                .where(MemoryRow.id.in_(cited), MemoryRow.live.is_(True))
+                .order_by(MemoryRow.id)
+            )
+        )
+        return self._with_revisions(rows)
+
+    def mark_source_changed(self, memory_id: str, number: int, now: datetime) -> bool:
+        result = self._session.execute(
+            update(RevisionRow)
+            .where(
+                RevisionRow.tenant_id == self._tenant_id,
+                RevisionRow.memory_id == memory_id,
+                RevisionRow.number == number,
+                RevisionRow.source_change_time.is_(None),
+            )
+            .values(source_change_time=now)
+            .execution_options(synchronize_session=False)
+        )
+        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
     def claim_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
         result = self._session.execute(
@@ -286,6 +326,9 @@ def _revision_columns(revision: Revision) -> dict[str, Any]:
         "confirm_restored_by": (confirmation.restored_by or None) if confirmation else None,
         "confirm_restore_time": confirmation.restore_time if confirmation else None,
         "status_reason": revision.status_reason,
+        "document_version": provenance.document_version,
+        "excerpt": provenance.excerpt,
+        "source_change_time": revision.source_change_time,
     }
 
 
@@ -311,6 +354,8 @@ def _revision(row: Any) -> Revision:
             evidence=EvidenceRef(EvidenceType(row.evidence_type), row.evidence_ref),
             quote=row.quote,
             source_time=row.source_time,
+            document_version=row.document_version,
+            excerpt=row.excerpt,
         ),
         create_time=row.create_time,
         author_user_id=row.author_user_id,
@@ -319,6 +364,7 @@ def _revision(row: Any) -> Revision:
         superseded_by_number=row.superseded_by_number,
         confirmation=confirmation,
         status_reason=row.status_reason,
+        source_change_time=row.source_change_time,
     )
 
 

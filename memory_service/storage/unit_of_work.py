@@ -31,6 +31,7 @@ from memory_service.storage.repositories import (
     SqlOverrideRepository,
     SqlTranscriptRepository,
 )
+from memory_service.storage.review import SqlDocumentRepository, SqlReviewRepository
 from memory_service.storage.usage import SqlUsageRepository, SqlUsageStore
 
 READ_ONLY = "crmmem_read_only"
@@ -134,6 +135,8 @@ class SqlUnitOfWork:
         self.overrides = SqlOverrideRepository(session, tenant_id)
         self.customers = SqlCustomerRepository(session, tenant_id)
         self.imports = SqlImportRepository(session, tenant_id)
+        self.documents = SqlDocumentRepository(session, tenant_id)
+        self.review = SqlReviewRepository(session, tenant_id)
         self.usage = SqlUsageRepository(session, tenant_id)
         self.archive = SqlArchiveRepository(session, tenant_id)
 

@@ -124,6 +124,8 @@ METHODS = EnumMap(
         ProvenanceMethod.ASSISTANT_INFERENCE: pb.PROVENANCE_METHOD_ASSISTANT_INFERENCE,
         ProvenanceMethod.IMPORT: pb.PROVENANCE_METHOD_IMPORT,
         ProvenanceMethod.RULE: pb.PROVENANCE_METHOD_RULE,
+        ProvenanceMethod.DOCUMENT: pb.PROVENANCE_METHOD_DOCUMENT,
+        ProvenanceMethod.REVIEW_DECISION: pb.PROVENANCE_METHOD_REVIEW_DECISION,
     }
 )
 DROP_REASONS = EnumMap(
@@ -267,20 +269,47 @@ def revision_draft(draft: pb.RevisionDraft, field: str = "revision") -> Revision
 def provenance_draft(provenance: pb.Provenance, field: str) -> ProvenanceDraft:
     method = METHODS.required(provenance.method, f"{field}.method")
     speaker = SPEAKERS.optional(provenance.speaker, f"{field}.speaker")
+    if method is ProvenanceMethod.REVIEW_DECISION:
+        raise InvalidArgument(f"{field}.method", "is output only: ResolveConflict writes it")
     which = provenance.WhichOneof("evidence")
+    version = excerpt = ""
     if which == "transcript_message" and provenance.transcript_message:
         evidence = EvidenceRef(EvidenceType.TRANSCRIPT_MESSAGE, provenance.transcript_message)
     elif which == "import_item" and provenance.import_item:
         evidence = EvidenceRef(EvidenceType.IMPORT_ITEM, provenance.import_item)
+    elif which == "document":
+        uri, version = document_ref(provenance.document, f"{field}.document")
+        excerpt = provenance.document.excerpt.strip()
+        if not excerpt:
+            raise InvalidArgument(
+                f"{field}.document.excerpt", "is required: the passage that supports the value"
+            )
+        evidence = EvidenceRef(EvidenceType.DOCUMENT, uri)
     else:
-        raise InvalidArgument(field, "needs evidence: transcript_message or import_item")
+        raise InvalidArgument(field, "needs evidence: transcript_message, import_item or document")
+    if (method is ProvenanceMethod.DOCUMENT) != (evidence.type is EvidenceType.DOCUMENT):
+        raise InvalidArgument(
+            f"{field}.method", "PROVENANCE_METHOD_DOCUMENT goes with document evidence, and only it"
+        )
     return ProvenanceDraft(
         speaker=speaker,
         method=method,
         evidence=evidence,
         quote=provenance.quote.strip(),
         source_time=to_time(provenance, "source_time", f"{field}.source_time"),
+        document_version=version,
+        excerpt=excerpt,
     )
+
+
+def document_ref(document: pb.DocumentSource, field: str) -> tuple[str, str]:
+    """(uri, version) of a document reference, validated."""
+    problem = rules.document_uri_problem(document.uri)
+    if problem is not None:
+        raise InvalidArgument(f"{field}.uri", problem)
+    if not rules.DOCUMENT_VERSION_PATTERN.fullmatch(document.version):
+        raise InvalidArgument(f"{field}.version", "must be 1-128 characters of [A-Za-z0-9._:@+=-]")
+    return document.uri, document.version
 
 
 def create_command(request: service_pb.CreateMemoryRequest) -> CreateMemory:
@@ -373,10 +402,22 @@ def revision_proto(revision: Revision, instant: datetime) -> pb.MemoryRevision:
             quote=provenance.quote,
         ),
     )
-    if provenance.evidence.type is EvidenceType.TRANSCRIPT_MESSAGE:
-        out.provenance.transcript_message = provenance.evidence.ref
-    else:
-        out.provenance.import_item = provenance.evidence.ref
+    match provenance.evidence.type:
+        case EvidenceType.TRANSCRIPT_MESSAGE:
+            out.provenance.transcript_message = provenance.evidence.ref
+        case EvidenceType.IMPORT_ITEM:
+            out.provenance.import_item = provenance.evidence.ref
+        case EvidenceType.DOCUMENT:
+            out.provenance.document.CopyFrom(
+                pb.DocumentSource(
+                    uri=provenance.evidence.ref,
+                    version=provenance.document_version,
+                    excerpt=provenance.excerpt,
+                )
+            )
+        case EvidenceType.KEPT_MEMORY:
+            out.provenance.kept_memory = provenance.evidence.ref
+    set_time(out.source_change_time, revision.source_change_time)
     set_time(out.provenance.source_time, provenance.source_time)
     set_time(out.valid_from, revision.valid_from)
     set_time(out.valid_until, revision.valid_until)

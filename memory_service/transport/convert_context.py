@@ -68,6 +68,7 @@ EXCLUSIONS = EnumMap(
         ExclusionReason.UNAUTHORIZED_CUSTOMER: ctx_pb.EXCLUSION_REASON_UNAUTHORIZED_CUSTOMER,
         ExclusionReason.AMBIGUOUS_REFERENCE: ctx_pb.EXCLUSION_REASON_AMBIGUOUS_REFERENCE,
         ExclusionReason.UNKNOWN_CUSTOMER: ctx_pb.EXCLUSION_REASON_UNKNOWN_CUSTOMER,
+        ExclusionReason.SOURCE_CHANGED: ctx_pb.EXCLUSION_REASON_SOURCE_CHANGED,
     }
 )
 
@@ -179,6 +180,7 @@ def context_request(request: ctx_pb.BuildContextRequest, instant: datetime) -> C
         instant=instant,
         customers=customers,
         window_size=request.window_size or DEFAULT_WINDOW,
+        exclude_source_changed=request.exclude_source_changed,
     )
 
 
@@ -219,6 +221,7 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
             ctx_pb.ContextMemory(
                 memory=convert.applied_memory_proto(item.memory, item.revision, instant),
                 reason=APPLICABILITY.proto(item.reason),
+                source_changed=item.revision.source_change_time is not None,
             )
             for item in context.memories
         ],

@@ -24,14 +24,17 @@ from memory_service.app.memories import MemoryCommands
 from memory_service.app.recall import RecallMemories
 from memory_service.app.transactions import Transactions
 from memory_service.domain.authorization import require_admin
+from memory_service.domain.documents import DocumentUseCases
 from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
 from memory_service.domain.etags import parse_etag
 from memory_service.domain.export import SCHEMA_ID, ExportUseCases
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.ports import SearchUnavailable
+from memory_service.domain.review import ReviewUseCases
 from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
 from memory_service.telemetry import failure_summary
 from memory_service.transport import convert
+from memory_service.transport import review_servicer as review_rpcs
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.deadline import caller_deadline
 from memory_service.transport.edge import check_request
@@ -155,6 +158,36 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         self.commands = MemoryCommands(transactions, memories)
         self.recall = recall
         self.exports = ExportUseCases()
+        self.review = ReviewUseCases(memories.policy, memories)
+        self.documents = DocumentUseCases()
+
+    # Document facts and the review queue: transport/review_servicer.py.
+    @rpc
+    def ReportDocumentVersion(
+        self,
+        request: service_pb.ReportDocumentVersionRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.ReportDocumentVersionResponse:
+        return review_rpcs.report_document_version(self, request, identity)
+
+    @rpc
+    def ListReviewItems(
+        self,
+        request: service_pb.ListReviewItemsRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.ListReviewItemsResponse:
+        return review_rpcs.list_review_items(self, request, identity)
+
+    @rpc
+    def ResolveConflict(
+        self,
+        request: service_pb.ResolveConflictRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.ResolveConflictResponse:
+        return review_rpcs.resolve_conflict(self, request, identity)
 
     @rpc
     def CreateMemory(

@@ -1,0 +1,69 @@
+"""Facts that come from documents: the document stays at its source, a revision keeps its
+reference, the version read and the supporting excerpt. When the document's connector reports
+another version, every memory that rests on an older one is marked "source changed" in the
+same transaction, so contexts flag it and the review queue lists it (README, "Document facts")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from memory_service.domain import rules
+from memory_service.domain.authorization import require_document_connector
+from memory_service.domain.model import (
+    DocumentVersion,
+    EvidenceType,
+    Identity,
+    Memory,
+    Revision,
+    RevisionStatus,
+)
+from memory_service.domain.ports import UnitOfWork
+
+MAX_NAMED_MEMORIES = 1000  # a report counts every memory it marks but names at most this many
+
+
+@dataclass(frozen=True)
+class DocumentReport:
+    flagged: list[str]  # memory ids, oldest first
+    previous_version: str  # '' when the document was not known
+
+
+def rests_on_other_version(revision: Revision, uri: str, version: str, now: datetime) -> bool:
+    """The revision cites another version of the document and still has authority now or
+    later (active, not superseded, not expired); candidates and the past are left alone."""
+    provenance = revision.provenance
+    return (
+        provenance.evidence.type is EvidenceType.DOCUMENT
+        and provenance.evidence.ref == uri
+        and provenance.document_version != version
+        and revision.source_change_time is None
+        and rules.state_at(revision, now) is RevisionStatus.ACTIVE
+        and (revision.valid_until is None or revision.valid_until > now)
+    )
+
+
+class DocumentUseCases:
+    def report_version(
+        self, uow: UnitOfWork, identity: Identity, uri: str, version: str, now: datetime
+    ) -> DocumentReport:
+        require_document_connector(identity)
+        previous = uow.documents.get(uri)
+        if previous is None or previous.version != version:
+            uow.documents.put(DocumentVersion(uow.tenant_id, uri, version, now, identity.user_id))
+        flagged = [
+            memory.id
+            for memory in uow.memories.citing_document(uri)
+            if self._mark(uow, memory, uri, version, now)
+        ]
+        return DocumentReport(flagged, previous.version if previous else "")
+
+    @staticmethod
+    def _mark(uow: UnitOfWork, memory: Memory, uri: str, version: str, now: datetime) -> bool:
+        marked = False
+        for revision in memory.revisions:
+            if rests_on_other_version(revision, uri, version, now):
+                marked = (
+                    uow.documents.mark_source_changed(memory.id, revision.number, now) or marked
+                )
+        return marked

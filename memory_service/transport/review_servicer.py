@@ -1,0 +1,142 @@
+"""The MemoryService RPCs of document facts and the review queue: ReportDocumentVersion,
+ListReviewItems and ResolveConflict. A mixin of MemoryServicer (one gRPC service), kept apart
+so the queue's conversions live beside the calls that use them."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from crmmem.memory.v1 import memory_service_pb2 as service_pb
+
+from memory_service.app.transactions import Answer, Transactions
+from memory_service.domain.documents import MAX_NAMED_MEMORIES, DocumentUseCases
+from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.model import Identity, utcnow
+from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.review import (
+    QUEUE_ORDER,
+    ReviewItem,
+    ReviewQuery,
+    ReviewReason,
+    ReviewUseCases,
+)
+from memory_service.domain.services import memory_name
+from memory_service.transport import convert
+from memory_service.transport.convert import EnumMap
+from memory_service.transport.idempotency import request_key
+from memory_service.transport.paging import ORDINAL, Cursor, PageTokens
+
+REVIEW_REASONS = EnumMap(
+    {
+        ReviewReason.CONFLICT: service_pb.REVIEW_REASON_CONFLICT,
+        ReviewReason.SOURCE_CHANGED: service_pb.REVIEW_REASON_SOURCE_CHANGED,
+        ReviewReason.CANDIDATE: service_pb.REVIEW_REASON_CANDIDATE,
+        ReviewReason.IMPORT_PENDING: service_pb.REVIEW_REASON_IMPORT_PENDING,
+        ReviewReason.UNUSED: service_pb.REVIEW_REASON_UNUSED,
+    }
+)
+# A conflict's position is two memory ids; anything else one id.
+POSITION = Cursor(str, 2 * 32 + 1)
+
+
+def review_query(request: service_pb.ListReviewItemsRequest) -> ReviewQuery:
+    if len(request.reasons) > len(QUEUE_ORDER):
+        raise InvalidArgument("reasons", f"takes at most {len(QUEUE_ORDER)} items")
+    reasons = [
+        REVIEW_REASONS.required(value, f"reasons[{index}]")
+        for index, value in enumerate(request.reasons)
+    ]
+    return ReviewQuery.of(reasons, request.unused_days)
+
+
+def item_proto(item: ReviewItem, instant: Any) -> service_pb.ReviewItem:
+    out = service_pb.ReviewItem(reason=REVIEW_REASONS.proto(item.reason), detail=item.detail)
+    if item.memory is not None:
+        out.memory.CopyFrom(convert.memory_proto(item.memory, instant))
+    if item.other is not None:
+        out.other_memory.CopyFrom(convert.memory_proto(item.other, instant))
+    if item.import_item is not None:
+        out.import_item = f"importBatches/{item.import_item.batch_id}/items/{item.import_item.id}"
+        out.import_text = item.import_item.text
+    convert.set_time(out.since, item.since)
+    return out
+
+
+class ReviewHost(Protocol):
+    """What MemoryServicer lends these handlers (its `rpc` methods delegate here)."""
+
+    tx: Transactions
+    pages: PageTokens
+    review: ReviewUseCases
+    documents: DocumentUseCases
+
+
+def report_document_version(
+    host: ReviewHost,
+    request: service_pb.ReportDocumentVersionRequest,
+    identity: Identity,
+) -> service_pb.ReportDocumentVersionResponse:
+    convert.check_request_id(request.request_id)
+    if not request.HasField("document"):
+        raise InvalidArgument("document", "is required")
+    uri, version = convert.document_ref(request.document, "document")
+
+    def work(uow: UnitOfWork) -> Answer[service_pb.ReportDocumentVersionResponse]:
+        report = host.documents.report_version(uow, identity, uri, version, utcnow())
+        return Answer(
+            service_pb.ReportDocumentVersionResponse(
+                flagged_count=len(report.flagged),
+                flagged_memories=[memory_name(m) for m in report.flagged[:MAX_NAMED_MEMORIES]],
+                previous_version=report.previous_version,
+            )
+        )
+
+    key = request_key("ReportDocumentVersion", request, service_pb.ReportDocumentVersionResponse)
+    return host.tx.write(identity, key, work)
+
+
+def list_review_items(
+    host: ReviewHost,
+    request: service_pb.ListReviewItemsRequest,
+    identity: Identity,
+) -> service_pb.ListReviewItemsResponse:
+    query = review_query(request)
+    page = host.pages.page(request, identity, [ORDINAL, POSITION])
+    after = (int(page.after[0]), str(page.after[1])) if page.after else None
+    if after is not None and after[0] >= len(QUEUE_ORDER):
+        raise InvalidArgument("page_token", "is not a token this service issued")
+    now = utcnow()
+    items, next_after = host.tx.read(
+        identity,
+        lambda uow: host.review.queue(uow, identity, query, after, page.size, now),
+    )
+    return service_pb.ListReviewItemsResponse(
+        items=[item_proto(item, now) for item in items],
+        next_page_token=page.next_token(*next_after) if next_after else "",
+    )
+
+
+def resolve_conflict(
+    host: ReviewHost,
+    request: service_pb.ResolveConflictRequest,
+    identity: Identity,
+) -> service_pb.ResolveConflictResponse:
+    memory_id = convert.parse_memory_name(request.memory, "memory")
+    kept_id = convert.parse_memory_name(request.kept_memory, "kept_memory")
+    expected = convert.parse_etag(request.etag, required=False)
+    convert.check_request_id(request.request_id)
+
+    def work(uow: UnitOfWork) -> Answer[service_pb.ResolveConflictResponse]:
+        now = utcnow()
+        memory, closing = host.review.resolve_conflict(
+            uow, identity, memory_id, kept_id, expected, now
+        )
+        reply = service_pb.ResolveConflictResponse(
+            memory=convert.memory_proto(memory, now),
+            revision=convert.revision_proto(closing, now),
+            kept_memory=memory_name(kept_id),
+        )
+        return Answer(reply, shows=memory.id)  # deleting it redacts the stored answer
+
+    key = request_key("ResolveConflict", request, service_pb.ResolveConflictResponse)
+    return host.tx.write(identity, key, work)
