@@ -31,6 +31,8 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from memory_service import review_cli
+
 FORMATS = {
     "chatgpt": imp_pb.ARCHIVE_FORMAT_CHATGPT_CONVERSATIONS,
     "summary": imp_pb.ARCHIVE_FORMAT_MEMORY_SUMMARY,
@@ -41,6 +43,7 @@ FORMATS = {
 class Cli:
     def __init__(self, address: str, token: str, as_json: bool) -> None:
         channel = grpc.insecure_channel(address)
+        self.address = address
         self.auth: tuple[tuple[str, str | bytes], ...] = (("authorization", f"Bearer {token}"),)
         self.memories = svc_grpc.MemoryServiceStub(channel)
         self.context = ctx_grpc.ContextServiceStub(channel)
@@ -78,7 +81,9 @@ def source(revision: pb.MemoryRevision) -> str:
     provenance = revision.provenance
     speaker = pb.Speaker.Name(provenance.speaker).removeprefix("SPEAKER_").lower()
     method = pb.ProvenanceMethod.Name(provenance.method).removeprefix("PROVENANCE_METHOD_")
-    evidence = provenance.transcript_message or provenance.import_item
+    evidence = provenance.transcript_message or provenance.import_item or provenance.kept_memory
+    if provenance.HasField("document"):
+        evidence = f"{provenance.document.uri} @ {provenance.document.version}"
     confirmed = (
         f", confirmed by {revision.confirmation.user_id}" if revision.confirmation.user_id else ""
     )
@@ -423,6 +428,7 @@ def parser() -> argparse.ArgumentParser:
     imported.add_argument(
         "--merge", action="store_true", help="restore into a tenant with data (restorer role)"
     )
+    review_cli.add_parser(commands)
     return main
 
 
@@ -430,6 +436,7 @@ COMMANDS: dict[str, Any] = {
     "about": cmd_about, "list": cmd_list, "show": cmd_history, "history": cmd_history,
     "correct": cmd_correct, "confirm": cmd_confirm, "delete": cmd_delete,
     "context": cmd_context, "export": cmd_export, "import": cmd_import,
+    "review": review_cli.cmd_review,
 }  # fmt: skip
 
 
