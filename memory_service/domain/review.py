@@ -9,6 +9,7 @@ Within a reason, oldest first: ids sort by age.
 Who sees what: a caller sees the items they can act on — their own user memory, the customers
 they may use — and admins the whole tenant's. Organization memory is written by admins only, so
 its items reach admins only. A conflict shows when the caller can write one side and read both.
+Imported items reach their owner only, admins included, as everywhere in the import service.
 """
 
 from __future__ import annotations
@@ -135,7 +136,8 @@ class ReviewUseCases:
         if reason is ReviewReason.CONFLICT:
             return [c for c in self._conflicts(uow, identity, now) if c.position > after][:want]
         if reason is ReviewReason.IMPORT_PENDING:
-            owner = None if identity.is_admin else identity.user_id
+            # Only the owner reads or confirms an imported item, admins included (ImportService).
+            owner = identity.user_id
             return [
                 ReviewItem(
                     reason,
@@ -147,6 +149,8 @@ class ReviewUseCases:
                 for item in uow.review.pending_items(owner, after, want)
             ]
         visibility = self._policy.visibility(uow, identity)
+        if not identity.is_admin:  # organization memory is the admins' to settle
+            visibility = replace(visibility, organization=False)
         cutoff = now - timedelta(days=query.unused_days)
         out: list[ReviewItem] = []
         cursor = after
@@ -293,10 +297,11 @@ class ReviewUseCases:
             )
         replaced = rules.applicable_revision(loser, now)
         assert replaced is not None  # in_conflict says both apply
-        # Both versions move: a resolver keeping the other side at the same moment loses the race
-        # instead of leaving neither memory applicable.
-        self._memories._claim(uow, loser, now)
-        self._memories._claim(uow, kept, now)
+        # Both versions move, in id order (two resolvers never wait on each other crosswise): one
+        # keeping the other side at the same moment loses the race instead of leaving neither
+        # memory applicable.
+        for memory in sorted((loser, kept), key=lambda m: m.id):
+            self._memories._claim(uow, memory, now)
         closing = Revision(
             memory_id=loser.id,
             number=loser.revisions[-1].number + 1,
@@ -319,7 +324,7 @@ class ReviewUseCases:
         for changed in rules.supersede(loser, closing, now):
             uow.memories.update_revision(changed)
         self._memories._schedule_index(uow, loser, now)
-        return loser, replace(closing)
+        return loser, closing
 
 
 def _scope_label(memory: Memory) -> str:

@@ -179,9 +179,20 @@ def test_strangers_and_other_tenants_see_none_of_it(
     assert error_info(caught.value).code == grpc.StatusCode.NOT_FOUND
 
 
-def test_admins_see_the_tenants_items(admin: Client, seeded: dict[str, str]) -> None:
+def test_admins_see_the_tenants_items_but_not_its_users_imports(
+    admin: Client, seeded: dict[str, str]
+) -> None:
     reasons = [i.reason for i in queue(admin)]
-    assert reasons == [CONFLICT, SOURCE_CHANGED, CANDIDATE, IMPORT_PENDING]
+    assert reasons == [CONFLICT, SOURCE_CHANGED, CANDIDATE]  # an import is its owner's alone
+
+
+def test_organization_items_reach_admins_only(alice: Client, bob: Client, admin: Client) -> None:
+    org = create_memory(
+        admin, "holidays", "maybe closed in August", scope_type=SCOPE_ORG,
+        method=ASSISTANT_INFERENCE, speaker=ASSISTANT,
+    ).memory  # fmt: skip
+    assert [i.memory.name for i in queue(admin, CANDIDATE)] == [org.name]
+    assert queue(alice, CANDIDATE) == queue(bob, CANDIDATE) == []
 
 
 def test_a_conflict_needs_two_scopes_that_meet(alice: Client, bob: Client, admin: Client) -> None:
