@@ -49,11 +49,11 @@ def main() -> None:
     memories = svc_grpc.MemoryServiceStub(channel)
     transcript = tr_grpc.TranscriptServiceStub(channel)
 
-    def say(text: str) -> str:
+    def say(text: str, speaker: int = pb.SPEAKER_USER) -> str:
         reply = transcript.AppendMessage(
             tr.AppendMessageRequest(
                 parent=f"conversations/quickstart-{uuid.uuid4().hex[:6]}",
-                message=tr.Message(speaker=pb.SPEAKER_USER, text=text),
+                message=tr.Message(speaker=speaker, text=text),
             ),
             metadata=auth,
         )
@@ -130,6 +130,34 @@ def main() -> None:
             f" written {revision.create_time.ToJsonString()}"
             f" evidence {revision.provenance.transcript_message}"
         )
+
+    # The assistant's own suggestion is only a candidate until Mara confirms it: it waits in her
+    # review queue (`memoryctl review`).
+    suggestion = say("Shall I keep Friday afternoons free of calls?", pb.SPEAKER_ASSISTANT)
+    proposed = memories.CreateMemory(
+        svc.CreateMemoryRequest(
+            memory=pb.Memory(
+                scope=pb.Scope(type=pb.SCOPE_TYPE_USER),
+                key="call_free_time",
+                key_context=f"work-{uuid.uuid4().hex[:4]}",
+                kind=pb.MEMORY_KIND_PREFERENCE,
+            ),
+            revision=pb.RevisionDraft(
+                value="keep Friday afternoons free of calls",
+                provenance=pb.Provenance(
+                    method=pb.PROVENANCE_METHOD_ASSISTANT_INFERENCE, transcript_message=suggestion
+                ),
+            ),
+            request_id=str(uuid.uuid4()),
+        ),
+        metadata=auth,
+    )
+    print(
+        "suggested",
+        proposed.memory.name,
+        pb.RevisionState.Name(proposed.revision.state),
+        "- see `memoryctl review`",
+    )
 
 
 if __name__ == "__main__":
