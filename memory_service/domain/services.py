@@ -141,16 +141,7 @@ class EvidenceResolver:
             )
         message = self.message(uow, identity, draft.evidence.ref, f"{field}.transcript_message")
         self._secrets.refuse(f"{field}.transcript_message", message.text, evidence=True)
-        if draft.speaker is not None and draft.speaker is not message.speaker:
-            raise InvalidArgument(
-                f"{field}.speaker",
-                f"the evidence was said by {message.speaker.value}, not {draft.speaker.value}",
-                reason="SPEAKER_MISMATCH",
-            )
-        if draft.quote and not rules.quote_occurs(draft.quote, message.text):
-            raise InvalidArgument(
-                f"{field}.quote", "does not occur in the evidence", reason="QUOTE_NOT_IN_EVIDENCE"
-            )
+        self.check_claims(draft, field, message.speaker, message.text)
         provenance = Provenance(
             speaker=message.speaker,
             method=draft.method,
@@ -160,6 +151,20 @@ class EvidenceResolver:
         )
         said = evidence.evidence_time(draft.source_time, message.create_time)
         return ResolvedEvidence(provenance, message.author_user_id, message.text, said)
+
+    @staticmethod
+    def check_claims(draft: ProvenanceDraft, field: str, said_by: Speaker, text: str) -> None:
+        """What the request claims about its evidence must hold: who said it, and the quote."""
+        if draft.speaker is not None and draft.speaker is not said_by:
+            raise InvalidArgument(
+                f"{field}.speaker",
+                f"the evidence was said by {said_by.value}, not {draft.speaker.value}",
+                reason="SPEAKER_MISMATCH",
+            )
+        if draft.quote and not rules.quote_occurs(draft.quote, text):
+            raise InvalidArgument(
+                f"{field}.quote", "does not occur in the evidence", reason="QUOTE_NOT_IN_EVIDENCE"
+            )
 
     def _document(
         self,
@@ -172,16 +177,7 @@ class EvidenceResolver:
         """The excerpt is the evidence: the document stays at its source, so the value is
         checked against the passage the writer cites, and the version read is kept."""
         self._secrets.refuse(f"{field}.document.excerpt", draft.excerpt, evidence=True)
-        if draft.speaker is not None and draft.speaker is not Speaker.TOOL:
-            raise InvalidArgument(
-                f"{field}.speaker",
-                f"a document is read by a connector (TOOL), not said by {draft.speaker.value}",
-                reason="SPEAKER_MISMATCH",
-            )
-        if draft.quote and not rules.quote_occurs(draft.quote, draft.excerpt):
-            raise InvalidArgument(
-                f"{field}.quote", "does not occur in the excerpt", reason="QUOTE_NOT_IN_EVIDENCE"
-            )
+        self.check_claims(draft, field, Speaker.TOOL, draft.excerpt)  # a connector read it
         current = uow.documents.get(draft.evidence.ref)
         provenance = Provenance(
             speaker=Speaker.TOOL,
@@ -218,18 +214,7 @@ class EvidenceResolver:
                 f"{draft.evidence.ref!r} does not resolve to a stored import item",
                 reason="EVIDENCE_NOT_FOUND",
             )
-        if draft.speaker is not None and draft.speaker is not item.speaker:
-            raise InvalidArgument(
-                f"{field.rsplit('.', 1)[0]}.speaker",
-                f"the evidence was said by {item.speaker.value}, not {draft.speaker.value}",
-                reason="SPEAKER_MISMATCH",
-            )
-        if draft.quote and not rules.quote_occurs(draft.quote, item.text):
-            raise InvalidArgument(
-                f"{field.rsplit('.', 1)[0]}.quote",
-                "does not occur in the evidence",
-                reason="QUOTE_NOT_IN_EVIDENCE",
-            )
+        EvidenceResolver.check_claims(draft, field.rsplit(".", 1)[0], item.speaker, item.text)
         provenance = Provenance(
             speaker=item.speaker,
             method=draft.method,

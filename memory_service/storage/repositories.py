@@ -211,20 +211,6 @@ class SqlMemoryRepository(TenantScoped):
         )
         return self._with_revisions(rows)
 
-    def mark_source_changed(self, memory_id: str, number: int, now: datetime) -> bool:
-        result = self._session.execute(
-            update(RevisionRow)
-            .where(
-                RevisionRow.tenant_id == self._tenant_id,
-                RevisionRow.memory_id == memory_id,
-                RevisionRow.number == number,
-                RevisionRow.source_change_time.is_(None),
-            )
-            .values(source_change_time=now)
-            .execution_options(synchronize_session=False)
-        )
-        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
-
     def claim_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
         result = self._session.execute(
             update(MemoryRow)

@@ -14,8 +14,14 @@ from tests.support.servers import ServerProcess, mint_token
 
 
 def memoryctl(
-    server: ServerProcess, tenant: str, *args: str, user: str = "mara", roles: tuple[str, ...] = ()
+    server: ServerProcess,
+    tenant: str,
+    *args: str,
+    user: str = "mara",
+    roles: tuple[str, ...] = (),
+    stdin: str = "",
 ) -> subprocess.CompletedProcess[str]:
+    """memoryctl as `user`, with `stdin` as what the person types."""
     env = {
         **os.environ,
         "MEMORY_ADDRESS": server.address,
@@ -24,6 +30,7 @@ def memoryctl(
     return subprocess.run(
         [sys.executable, "-m", "memory_service.cli", *args],
         env=env,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=60,
