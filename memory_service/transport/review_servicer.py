@@ -11,6 +11,7 @@ from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from memory_service.app.transactions import Answer, Transactions
 from memory_service.domain.documents import MAX_NAMED_MEMORIES, DocumentUseCases
 from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.etags import parse_etag
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.ports import UnitOfWork
 from memory_service.domain.review import (
@@ -123,7 +124,7 @@ def resolve_conflict(
 ) -> service_pb.ResolveConflictResponse:
     memory_id = convert.parse_memory_name(request.memory, "memory")
     kept_id = convert.parse_memory_name(request.kept_memory, "kept_memory")
-    expected = convert.parse_etag(request.etag, required=False)
+    expected = parse_etag(request.etag, required=False)
     convert.check_request_id(request.request_id)
 
     def work(uow: UnitOfWork) -> Answer[service_pb.ResolveConflictResponse]:
