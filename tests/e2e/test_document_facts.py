@@ -282,4 +282,3 @@ def test_a_secret_in_an_excerpt_is_refused(admin: Client) -> None:
             evidence=cited(PLAN, "v1", excerpt=excerpt),
         )
     assert error_info(caught.value).reason == "SECRET_DETECTED"
-

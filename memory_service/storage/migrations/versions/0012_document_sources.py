@@ -1,15 +1,15 @@
 """Document-sourced facts: a revision keeps the document version and excerpt it cites and when
 that document changed since; the current version of each document its connector reported.
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0012
+Revises: 0011
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011"
-down_revision = "0010"
+revision = "0012"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 
