@@ -10,7 +10,7 @@ INSTALLED := $(VENV)/.installed
 
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test venv gen breaking lint format unit token quickstart demo bench fuzz soak node clean
+.PHONY: run test venv gen breaking lint format unit settings-table token quickstart demo bench fuzz soak node clean
 
 run: gen
 	BIN=$(BIN) scripts/run-local.sh
@@ -27,11 +27,12 @@ clients/node/node_modules/.installed: clients/node/package.json clients/node/pac
 
 venv: $(INSTALLED)
 
-# torch is pinned here so that nothing pulls a CUDA build (the CPU build; an unpinned torch pulls CUDA).
+# Development installs both processes' dependencies: the sidecar extra (model, vector engines;
+# torch pinned in pyproject so that nothing pulls a CUDA build) and the dev tools.
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev,sidecar]'
 	touch $@
 
 gen: $(GEN)/.stamp
@@ -58,17 +59,21 @@ breaking: gen
 lint: gen
 	$(BIN)/buf lint
 	if git rev-parse -q --verify $(AGAINST) >/dev/null; then $(MAKE) --no-print-directory breaking; fi
-	$(BIN)/ruff check memory_service retrieval_service tests bench scripts examples
-	$(BIN)/ruff format --check memory_service retrieval_service tests bench scripts examples
+	$(BIN)/ruff check memory_service retrieval_service crmmem_runtime tests bench scripts examples
+	$(BIN)/ruff format --check memory_service retrieval_service crmmem_runtime tests bench scripts examples
 	$(BIN)/mypy
 	$(BIN)/python scripts/check_layers.py
 
 format: venv
-	$(BIN)/ruff check --fix memory_service retrieval_service tests bench scripts examples
-	$(BIN)/ruff format memory_service retrieval_service tests bench scripts examples
+	$(BIN)/ruff check --fix memory_service retrieval_service crmmem_runtime tests bench scripts examples
+	$(BIN)/ruff format memory_service retrieval_service crmmem_runtime tests bench scripts examples
 
 unit: gen
 	$(BIN)/python -m pytest tests/unit
+
+# The README's configuration table, from the settings classes (tests/unit/test_settings_table.py).
+settings-table: gen
+	$(BIN)/python -m scripts.settings_table
 
 # Prints a development token: make token TENANT=acme USER_ID=mara ROLES=admin
 token: gen

@@ -37,7 +37,7 @@ from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
 
 from bench.common import machine
-from retrieval_service.auth import call_metadata
+from crmmem_runtime.shared_secret import call_metadata
 from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess, start_server
 
 SIDECAR_SECRET = "soak-" + "s" * 40

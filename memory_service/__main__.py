@@ -15,11 +15,11 @@ from memory_service.config import ConfigError, Settings, secure_data_dir
 
 
 def _serve(settings: Settings) -> int:
+    from crmmem_runtime.listen import AddressInUse
+    from crmmem_runtime.telemetry import configure_tracing
     from memory_service.bootstrap import build_server
-    from memory_service.telemetry import configure_tracing
-    from memory_service.transport.listen import AddressInUse
 
-    provider = configure_tracing("memory-service")
+    provider = configure_tracing(settings, "memory-service")
     try:
         running = build_server(settings, provider)
     except AddressInUse as error:
@@ -92,15 +92,15 @@ def main(argv: list[str] | None = None) -> int:
     token.add_argument("--roles", default="", help="comma-separated, e.g. admin")
     token.add_argument("--ttl", type=int, default=86400, help="seconds")
     args = parser.parse_args(argv)
-    from memory_service.telemetry import configure_logging
+    from crmmem_runtime.telemetry import configure_logging
 
     os.umask(0o077)  # the database, its WAL, the dev key: nothing we write is for other users
-    configure_logging()
     try:
         settings = Settings.from_env(serving=args.command == "serve")
     except ConfigError as error:
-        print(f"configuration error: {error}", file=sys.stderr)
+        print(f"memory service: configuration error: {error}", file=sys.stderr)
         return 2
+    configure_logging(settings)
     if args.command != "token":
         secure_data_dir(settings)
     if args.command == "serve":

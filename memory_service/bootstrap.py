@@ -13,6 +13,8 @@ from grpc_health.v1 import health
 from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy import Engine
 
+from crmmem_runtime.listen import listen
+from crmmem_runtime.telemetry import exporting_traces
 from memory_service.adapters.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.adapters.secret_scanning import DetectSecretsScanner
 from memory_service.app.context import BuildContext
@@ -45,11 +47,9 @@ from memory_service.storage.unit_of_work import (
     create_database_engine,
     trace_sql,
 )
-from memory_service.telemetry import exporting_traces
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.context_servicer import ContextServicer
 from memory_service.transport.import_servicer import ImportServicer
-from memory_service.transport.listen import listen
 from memory_service.transport.readiness import DatabaseWatch
 from memory_service.transport.server import SERVICE_NAMES, Servicers, grpc_server
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
@@ -96,7 +96,7 @@ class RunningServer:
 def database(settings: Settings, tracer_provider: TracerProvider | None) -> Engine:
     """The engine, with the schema current (migrated here only when MEMORY_AUTO_MIGRATE is on)."""
     engine = create_database_engine(settings.database_url)
-    if tracer_provider is not None and exporting_traces():
+    if tracer_provider is not None and exporting_traces(settings):
         trace_sql(engine, tracer_provider)
     if settings.auto_migrate:
         migrate.upgrade(engine)

@@ -368,11 +368,14 @@ def restore_summary(cli: Cli, batch: imp_pb.ImportBatch, archive: bytes) -> None
 
 
 def dev_token() -> str:
-    from memory_service.config import Settings
+    from memory_service.config import ConfigError, Settings
     from memory_service.transport.auth import TokenAuthenticator
 
     os.environ.setdefault("MEMORY_DEV_MODE", "1")
-    settings = Settings.from_env(serving=False)
+    try:
+        settings = Settings.from_env(serving=False)
+    except ConfigError as error:
+        raise SystemExit(f"memoryctl: configuration error: {error}") from None
     authenticator = TokenAuthenticator(
         settings.jwt_secret,
         settings.jwt_issuer,

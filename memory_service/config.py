@@ -1,147 +1,225 @@
-"""Settings from the environment, read once at start-up. Every variable is listed in the README."""
+"""The memory service's settings, read once at start-up from the environment.
+
+Each field is one variable (its alias) with its type, default and bounds; its docstring is the
+README's description (the README's table is generated from here: `make settings-table`). A bad
+value stops the process with one line naming the variable (`crmmem_runtime.settings.load`).
+"""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import secrets
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-MIN_SHARED_SECRET = 32
+from pydantic import Field, PrivateAttr, field_validator
+
+from crmmem_runtime.settings import ConfigError, load
+from crmmem_runtime.settings import host_port as _host_port
+from crmmem_runtime.shared_secret import SharedSecretSettings, create_secret_file, secure_dir
+from crmmem_runtime.telemetry import TelemetrySettings
+
+__all__ = ["ConfigError", "Settings", "dev_secret", "secure_data_dir"]
+
+MIN_JWT_SECRET = 32
+DATABASE_SCHEMES = ("sqlite", "postgresql")
 
 
-class ConfigError(Exception):
-    pass
+def _default_database_url(data: dict[str, Any]) -> str:
+    return f"sqlite:///{Path(data.get('data_dir', 'data')).resolve() / 'memory.db'}"
 
 
-def _flag(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    return raw.strip().lower() in ("1", "true", "yes", "on")
+class Settings(TelemetrySettings, SharedSecretSettings):
+    """Everything `python -m memory_service` reads. `from_env` adds the secrets it resolves."""
 
+    data_dir: Path = Field(Path("data"), validation_alias="MEMORY_DATA_DIR")
+    """Where the SQLite file and the dev keys live."""
 
-@dataclass(frozen=True)
-class Settings:
-    data_dir: Path
-    database_url: str
-    listen: str
-    port_file: str
-    jwt_secret: str
-    jwt_issuer: str
-    jwt_audience: str
-    jwt_max_lifetime_seconds: int
-    dev_mode: bool
-    auto_migrate: bool
-    idempotency_ttl_hours: int
-    max_workers: int
-    shutdown_grace_seconds: float
-    shutdown_drain_seconds: float
-    database_probe_seconds: float
-    retrieval_address: str
-    retrieval_secret: str
-    recall_timeout_seconds: float
-    recall_margin_seconds: float
-    breaker_min_calls: int
-    breaker_failure_rate: float
-    breaker_window_seconds: float
-    breaker_reset_seconds: float
-    outbox_worker: bool
-    outbox_poll_seconds: float
-    index_check_seconds: float
-    apply_user_corrections: bool
-    backup_retention_days: int
-    marker_retention_days: int
-    import_worker: bool = True
-    import_poll_seconds: float = 2.0
-    import_lease_seconds: float = 600.0
-    usage_tracking: bool = True
-    usage_flush_seconds: float = 2.0
+    database_url: str = Field(
+        default_factory=_default_database_url,
+        validation_alias="MEMORY_DATABASE_URL",
+        json_schema_extra={"shown_default": "`sqlite:///data/memory.db` (in `MEMORY_DATA_DIR`)"},
+    )
+    """SQLAlchemy URL; `postgresql+psycopg://…` in production."""
+
+    listen: str = Field("127.0.0.1:50051", validation_alias="MEMORY_LISTEN")
+    """Address to listen on (`0.0.0.0:50051` in a container; port 0 takes any free port)."""
+
+    port_file: str = Field("", validation_alias="PORT_FILE")
+    """When set, the port actually bound is written to this file once the server listens (for
+    tests and scripts that start it on port 0)."""
+
+    jwt_secret: str = Field("", validation_alias="MEMORY_JWT_SECRET", repr=False)
+    """HS256 key (32+ characters); required unless dev mode, which generates and keeps one in
+    `MEMORY_DATA_DIR/dev-jwt-secret` (its text is the key as-is)."""
+
+    jwt_issuer: str = Field("crmmem", min_length=1, validation_alias="MEMORY_JWT_ISSUER")
+    """Expected `iss` claim."""
+
+    jwt_audience: str = Field("crmmem.memory", min_length=1, validation_alias="MEMORY_JWT_AUDIENCE")
+    """Expected `aud` claim."""
+
+    jwt_max_lifetime_seconds: int = Field(
+        86400, ge=60, validation_alias="MEMORY_JWT_MAX_LIFETIME_SECONDS"
+    )
+    """Longest accepted token (`exp - iat`); longer ones are `UNAUTHENTICATED`."""
+
+    dev_mode: bool = Field(
+        False,
+        validation_alias="MEMORY_DEV_MODE",
+        json_schema_extra={"shown_default": "`0` (`1` under `make run`)"},
+    )
+    """Generate and keep a dev key; enables `make token` (the `token` command refuses to run
+    otherwise)."""
+
+    auto_migrate: bool = Field(True, validation_alias="MEMORY_AUTO_MIGRATE")
+    """Run Alembic migrations at start; set `0` and run `python -m memory_service migrate` as a
+    separate step with several replicas."""
+
+    idempotency_ttl_hours: int = Field(48, ge=24, validation_alias="MEMORY_IDEMPOTENCY_TTL_HOURS")
+    """How long request ids are honoured."""
+
+    max_workers: int = Field(16, ge=1, le=1024, validation_alias="MEMORY_MAX_WORKERS")
+    """gRPC worker threads."""
+
+    shutdown_drain_seconds: float = Field(5, ge=0, validation_alias="MEMORY_SHUTDOWN_DRAIN_SECONDS")
+    """On SIGTERM: health NOT_SERVING while calls are still served for this long, so balancers
+    move traffic away."""
+
+    shutdown_grace_seconds: float = Field(
+        10, ge=0, validation_alias="MEMORY_SHUTDOWN_GRACE_SECONDS"
+    )
+    """Then new calls are refused and in-flight calls get this long."""
+
+    database_probe_seconds: float = Field(1, gt=0, validation_alias="MEMORY_DATABASE_PROBE_SECONDS")
+    """How often health checks the database; NOT_SERVING while it does not answer."""
+
+    retrieval_address: str = Field("127.0.0.1:50052", validation_alias="MEMORY_RETRIEVAL_ADDRESS")
+    """The sidecar; `none` (or empty) turns search off (recall always degraded)."""
+
+    recall_timeout_ms: float = Field(5000, gt=0, validation_alias="MEMORY_RECALL_TIMEOUT_MS")
+    """Longest a sidecar search may take (the caller's deadline, less the margin, may shorten
+    it)."""
+
+    recall_margin_ms: float = Field(50, ge=0, validation_alias="MEMORY_RECALL_MARGIN_MS")
+    """Least time kept before the caller's deadline for validation and the reply."""
+
+    breaker_min_calls: int = Field(5, ge=1, validation_alias="MEMORY_BREAKER_MIN_CALLS")
+    """The breaker judges the window only once it holds at least this many calls."""
+
+    breaker_failure_rate: float = Field(
+        0.5, gt=0, le=1, validation_alias="MEMORY_BREAKER_FAILURE_RATE"
+    )
+    """The breaker opens when failures (1 each) and missed deadlines (0.5 each) over the window's
+    calls reach this rate."""
+
+    breaker_window_seconds: float = Field(
+        10, gt=0, validation_alias="MEMORY_BREAKER_WINDOW_SECONDS"
+    )
+    """The breaker's sliding window."""
+
+    breaker_reset_seconds: float = Field(2, ge=0, validation_alias="MEMORY_BREAKER_RESET_SECONDS")
+    """How long the breaker stays open before one trial call (the sidecar reporting SERVING
+    allows it at once)."""
+
+    outbox_worker: bool = Field(True, validation_alias="MEMORY_OUTBOX_WORKER")
+    """Run the outbox drain (index updates) in this process."""
+
+    outbox_poll_seconds: float = Field(0.1, gt=0, validation_alias="MEMORY_OUTBOX_POLL_SECONDS")
+    """The outbox drain's idle poll."""
+
+    index_check_seconds: float = Field(10, gt=0, validation_alias="MEMORY_INDEX_CHECK_SECONDS")
+    """How often, per tenant, recall checks that the index holds every searchable memory (every
+    second while it does not)."""
+
+    apply_user_corrections: bool = Field(False, validation_alias="MEMORY_APPLY_USER_CORRECTIONS")
+    """Proposals that are explicit user corrections apply directly instead of waiting for
+    review."""
+
+    backup_retention_days: int = Field(30, ge=0, validation_alias="MEMORY_BACKUP_RETENTION_DAYS")
+    """Stated in deletion receipts: how long deleted data may remain in backups."""
+
+    marker_retention_days: int = Field(365, ge=1, validation_alias="MEMORY_DELETION_MARKER_DAYS")
+    """How long deletion markers are kept."""
+
+    import_worker: bool = Field(True, validation_alias="MEMORY_IMPORT_WORKER")
+    """Parse queued archives in this process."""
+
+    import_poll_seconds: float = Field(2, gt=0, validation_alias="MEMORY_IMPORT_POLL_SECONDS")
+    """The import worker's idle poll."""
+
+    import_lease_seconds: float = Field(600, gt=0, validation_alias="MEMORY_IMPORT_LEASE_SECONDS")
+    """How long a replica holds a batch before another may take it over."""
+
+    usage_tracking: bool = Field(True, validation_alias="MEMORY_USAGE_TRACKING")
+    """Note when recall and `BuildContext` used each memory (see **Usage** under the API
+    rules)."""
+
+    usage_flush_seconds: float = Field(2, gt=0, validation_alias="MEMORY_USAGE_FLUSH_SECONDS")
+    """How often the usage notes are written (and once more on a graceful stop)."""
+
+    _retrieval_secret: str = PrivateAttr("")
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return value.resolve()
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, value: str) -> str:
+        scheme = value.split("://", 1)[0].split("+", 1)[0]
+        if "://" not in value or scheme not in DATABASE_SCHEMES:
+            raise ValueError("expected a sqlite:/// or postgresql+psycopg:// URL")
+        return value
+
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, value: str) -> str:
+        return _host_port(value)
+
+    @field_validator("retrieval_address")
+    @classmethod
+    def _optional_address(cls, value: str) -> str:
+        """An empty value, `none` or `off` turns search off: recall then answers degraded."""
+        if value.strip().lower() in ("", "none", "off"):
+            return ""
+        return _host_port(value)
+
+    @property
+    def retrieval_secret(self) -> str:
+        """The shared secret `from_env` resolved ("" with search off or for one-shot commands)."""
+        return self._retrieval_secret
+
+    @property
+    def recall_timeout_seconds(self) -> float:
+        return self.recall_timeout_ms / 1000
+
+    @property
+    def recall_margin_seconds(self) -> float:
+        return self.recall_margin_ms / 1000
 
     @classmethod
     def from_env(cls, serving: bool = True) -> Settings:
-        """`serving=False` for one-shot commands (migrate, token) that never call the sidecar."""
-        data_dir = Path(os.environ.get("MEMORY_DATA_DIR", "data")).resolve()
-        dev_mode = _flag("MEMORY_DEV_MODE", False)
-        secret = os.environ.get("MEMORY_JWT_SECRET", "")
+        """The settings with their secrets resolved (dev mode may create the key files).
+        `serving=False` for one-shot commands (migrate, token) that never call the sidecar."""
+        settings = load(cls)
+        secret = settings.jwt_secret
         if not secret:
-            if not dev_mode:
+            if not settings.dev_mode:
                 raise ConfigError(
                     "MEMORY_JWT_SECRET is not set. Set it (32+ random characters), or set "
                     "MEMORY_DEV_MODE=1 to use a generated development key."
                 )
-            secret = dev_secret(data_dir)
-        if len(secret) < 32:
-            raise ConfigError("MEMORY_JWT_SECRET must be at least 32 characters")
-        max_lifetime = int(os.environ.get("MEMORY_JWT_MAX_LIFETIME_SECONDS", "86400"))
-        if max_lifetime < 60:
-            raise ConfigError("MEMORY_JWT_MAX_LIFETIME_SECONDS must be at least 60")
-        ttl = int(os.environ.get("MEMORY_IDEMPOTENCY_TTL_HOURS", "48"))
-        if ttl < 24:
-            raise ConfigError("MEMORY_IDEMPOTENCY_TTL_HOURS must be at least 24")
-        retrieval_address = _optional_address(
-            os.environ.get("MEMORY_RETRIEVAL_ADDRESS", "127.0.0.1:50052")
-        )
+            secret = dev_secret(settings.data_dir)
+        if len(secret) < MIN_JWT_SECRET:
+            raise ConfigError(f"MEMORY_JWT_SECRET must be at least {MIN_JWT_SECRET} characters")
         retrieval_secret = ""
-        if retrieval_address and serving:
-            retrieval_secret = shared_secret(dev_mode, data_dir / "retrieval-secret")
-        return cls(
-            data_dir=data_dir,
-            database_url=os.environ.get(
-                "MEMORY_DATABASE_URL", f"sqlite:///{data_dir / 'memory.db'}"
-            ),
-            listen=os.environ.get("MEMORY_LISTEN", "127.0.0.1:50051"),
-            port_file=os.environ.get("PORT_FILE", ""),
-            jwt_secret=secret,
-            jwt_issuer=os.environ.get("MEMORY_JWT_ISSUER", "crmmem"),
-            jwt_audience=os.environ.get("MEMORY_JWT_AUDIENCE", "crmmem.memory"),
-            jwt_max_lifetime_seconds=max_lifetime,
-            dev_mode=dev_mode,
-            auto_migrate=_flag("MEMORY_AUTO_MIGRATE", True),
-            idempotency_ttl_hours=ttl,
-            max_workers=int(os.environ.get("MEMORY_MAX_WORKERS", "16")),
-            shutdown_grace_seconds=float(os.environ.get("MEMORY_SHUTDOWN_GRACE_SECONDS", "10")),
-            shutdown_drain_seconds=float(os.environ.get("MEMORY_SHUTDOWN_DRAIN_SECONDS", "5")),
-            database_probe_seconds=float(os.environ.get("MEMORY_DATABASE_PROBE_SECONDS", "1")),
-            retrieval_address=retrieval_address,
-            retrieval_secret=retrieval_secret,
-            recall_timeout_seconds=float(os.environ.get("MEMORY_RECALL_TIMEOUT_MS", "5000")) / 1000,
-            recall_margin_seconds=float(os.environ.get("MEMORY_RECALL_MARGIN_MS", "50")) / 1000,
-            breaker_min_calls=int(os.environ.get("MEMORY_BREAKER_MIN_CALLS", "5")),
-            breaker_failure_rate=float(os.environ.get("MEMORY_BREAKER_FAILURE_RATE", "0.5")),
-            breaker_window_seconds=float(os.environ.get("MEMORY_BREAKER_WINDOW_SECONDS", "10")),
-            breaker_reset_seconds=float(os.environ.get("MEMORY_BREAKER_RESET_SECONDS", "2")),
-            outbox_worker=_flag("MEMORY_OUTBOX_WORKER", True),
-            outbox_poll_seconds=float(os.environ.get("MEMORY_OUTBOX_POLL_SECONDS", "0.1")),
-            index_check_seconds=float(os.environ.get("MEMORY_INDEX_CHECK_SECONDS", "10")),
-            apply_user_corrections=_flag("MEMORY_APPLY_USER_CORRECTIONS", False),
-            backup_retention_days=int(os.environ.get("MEMORY_BACKUP_RETENTION_DAYS", "30")),
-            marker_retention_days=int(os.environ.get("MEMORY_DELETION_MARKER_DAYS", "365")),
-            import_worker=_flag("MEMORY_IMPORT_WORKER", True),
-            import_poll_seconds=float(os.environ.get("MEMORY_IMPORT_POLL_SECONDS", "2")),
-            import_lease_seconds=float(os.environ.get("MEMORY_IMPORT_LEASE_SECONDS", "600")),
-            usage_tracking=_flag("MEMORY_USAGE_TRACKING", True),
-            usage_flush_seconds=_positive("MEMORY_USAGE_FLUSH_SECONDS", "2"),
-        )
-
-
-def _positive(name: str, default: str) -> float:
-    value = float(os.environ.get(name, default))
-    if not value > 0:
-        raise ConfigError(f"{name} must be a positive number of seconds")
-    return value
-
-
-def _optional_address(value: str) -> str:
-    """An empty value or `none` turns search off: recall then always answers degraded."""
-    return "" if value.strip().lower() in ("", "none", "off") else value.strip()
-
-
-def secure_dir(path: Path) -> None:
-    """The service's own folder (SQLite file, dev key): owner-only, whatever it was before."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path.chmod(0o700)
+        if settings.retrieval_address and serving:
+            retrieval_secret = settings.resolve_shared_secret(
+                settings.dev_mode, settings.data_dir / "retrieval-secret"
+            )
+        resolved = settings.model_copy(update={"jwt_secret": secret})
+        resolved._retrieval_secret = retrieval_secret
+        return resolved
 
 
 def secure_data_dir(settings: Settings) -> None:
@@ -162,56 +240,3 @@ def dev_secret(data_dir: Path) -> str:
         create_secret_file(path)
     path.chmod(0o600)
     return path.read_text().strip()
-
-
-def create_secret_file(path: Path) -> None:
-    """A fresh random secret, written whole or not at all: a temp file created with O_EXCL and
-    mode 0600 (never readable by others, not even for a moment), then linked into place, which
-    fails rather than replace a secret that a second process starting at the same moment put
-    there first."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    temp = path.parent / f".{path.name}.{secrets.token_hex(8)}"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(secrets.token_hex(32))
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileExistsError):  # another process won: use its secret
-            os.link(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
-
-
-def shared_secret(dev_mode: bool, dev_path: Path) -> str:
-    """The secret the memory service and its retrieval sidecar share (see retrieval_service.auth),
-    read by both from `RETRIEVAL_SHARED_SECRET` or the file in `RETRIEVAL_SHARED_SECRET_FILE`.
-
-    Dev mode creates it on first use: at the `_FILE` path when one is given (so two processes
-    pointed at one file, as `make run` does, agree whichever starts first), else at `dev_path`.
-    """
-    value = os.environ.get("RETRIEVAL_SHARED_SECRET", "").strip()
-    path_name = os.environ.get("RETRIEVAL_SHARED_SECRET_FILE", "").strip()
-    if not value and path_name:
-        path = Path(path_name)
-        if dev_mode and not path.exists():
-            create_secret_file(path)
-        try:
-            value = path.read_text().strip()
-        except OSError as error:
-            raise ConfigError(f"RETRIEVAL_SHARED_SECRET_FILE cannot be read: {error}") from error
-    if not value:
-        if not dev_mode:
-            raise ConfigError(
-                "RETRIEVAL_SHARED_SECRET (or RETRIEVAL_SHARED_SECRET_FILE) is not set: the "
-                "retrieval sidecar only answers callers holding it. Set it to 32+ random "
-                "characters, or use dev mode for a generated one."
-            )
-        if not dev_path.exists():
-            create_secret_file(dev_path)
-        value = dev_path.read_text().strip()
-    if len(value) < MIN_SHARED_SECRET:
-        raise ConfigError(
-            f"the retrieval shared secret must be at least {MIN_SHARED_SECRET} characters"
-        )
-    return value

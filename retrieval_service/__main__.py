@@ -8,16 +8,16 @@ import signal
 import sys
 from pathlib import Path
 
-from memory_service.config import ConfigError
+from crmmem_runtime.settings import ConfigError
 from retrieval_service.config import RetrievalSettings
 
 
 async def _serve(settings: RetrievalSettings) -> int:
-    from memory_service.telemetry import configure_tracing
-    from memory_service.transport.listen import AddressInUse
+    from crmmem_runtime.listen import AddressInUse
+    from crmmem_runtime.telemetry import configure_tracing
     from retrieval_service.server import start_sidecar
 
-    provider = configure_tracing("retrieval-service")
+    provider = configure_tracing(settings, "retrieval-service")
     try:
         running = await start_sidecar(settings, provider)
     except AddressInUse as error:
@@ -46,14 +46,14 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("serve", help="run the gRPC sidecar")
     parser.parse_args(argv)
-    from memory_service.telemetry import configure_logging
+    from crmmem_runtime.telemetry import configure_logging
 
-    configure_logging()
     try:
         settings = RetrievalSettings.from_env()
     except ConfigError as error:
-        print(f"retrieval service: {error}", file=sys.stderr)
+        print(f"retrieval service: configuration error: {error}", file=sys.stderr)
         return 2
+    configure_logging(settings)
     return asyncio.run(_serve(settings))
 
 

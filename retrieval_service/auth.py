@@ -1,12 +1,8 @@
-"""The secret shared by the memory service and its sidecar, and the check on every sidecar call.
-
-Only the memory service of the same pod may call the sidecar: whoever else can reach the port
-(another process in the pod, another local user under `make run`) could otherwise read any
-tenant's ids, rewrite or wipe its index. Both processes read the same secret, from
-`RETRIEVAL_SHARED_SECRET` or from the file named by `RETRIEVAL_SHARED_SECRET_FILE` (a mounted
-Kubernetes Secret); the memory service sends it as call metadata and the sidecar compares it in
-constant time (`memory_service.config.shared_secret` reads it for both). Health checks and
-reflection stay open for probes.
+"""The check on every sidecar call: the shared secret (`crmmem_runtime.shared_secret`, which
+both processes read) compared in constant time. Only the memory service of the same pod may
+call the sidecar: whoever else can reach the port (another process in the pod, another local
+user under `make run`) could otherwise read any tenant's ids, rewrite or wipe its index. Health
+checks and reflection stay open for probes.
 """
 
 from __future__ import annotations
@@ -17,12 +13,9 @@ from typing import Any
 
 import grpc
 
-METADATA_KEY = "x-crmmem-retrieval-secret"
+from crmmem_runtime.shared_secret import METADATA_KEY
+
 OPEN_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
-
-
-def call_metadata(secret: str) -> tuple[tuple[str, str], ...]:
-    return ((METADATA_KEY, secret),)
 
 
 class SharedSecretInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]

@@ -1,53 +1,139 @@
-"""Sidecar settings from the environment (listed in the README)."""
+"""The sidecar's settings, read once at start-up from the environment.
+
+Each field is one variable (its alias) with its type, default and bounds; its docstring is the
+README's description (generated: `make settings-table`). A bad value stops the process with one
+line naming the variable. Nothing here imports the memory service (`crmmem_runtime` is shared).
+"""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
-from memory_service.config import shared_secret
+from pydantic import Field, PrivateAttr, field_validator
 
-TRUE_VALUES = ("1", "true", "yes", "on")
+from crmmem_runtime.settings import host_port, load
+from crmmem_runtime.shared_secret import SharedSecretSettings
+from crmmem_runtime.telemetry import TelemetrySettings
 
 
-@dataclass(frozen=True)
-class RetrievalSettings:
-    listen: str
-    port_file: str
-    data_dir: Path
-    model_path: str
-    qdrant_url: str
-    qdrant_api_key: str
-    qdrant_shards: int
-    qdrant_replication_factor: int
-    torch_threads: int
-    query_batch_wait_ms: float
-    document_chunk_ms: float
-    shared_secret: str
-    qdrant_https: bool
-    shutdown_drain_seconds: float
-    shutdown_grace_seconds: float
+class RetrievalSettings(TelemetrySettings, SharedSecretSettings):
+    """Everything `python -m retrieval_service` reads. `from_env` adds the shared secret."""
+
+    listen: str = Field("127.0.0.1:50052", validation_alias="RETRIEVAL_LISTEN")
+    """Sidecar address (port 0 takes any free port)."""
+
+    port_file: str = Field("", validation_alias="PORT_FILE")
+    """When set, the port actually bound is written to this file once the server listens (for
+    tests and scripts that start it on port 0)."""
+
+    data_dir: Path = Field(Path("data/retrieval"), validation_alias="RETRIEVAL_DATA_DIR")
+    """Embedded engine files (one collection per model)."""
+
+    dev_mode: bool = Field(
+        False,
+        validation_alias="RETRIEVAL_DEV_MODE",
+        json_schema_extra={"shown_default": "`0` (`1` under `make run`)"},
+    )
+    """The sidecar may create its secret (in the `_FILE` path, else
+    `RETRIEVAL_DATA_DIR/shared-secret`)."""
+
+    model_path: str = Field(
+        "",
+        validation_alias="RETRIEVAL_MODEL_PATH",
+        json_schema_extra={"shown_default": "the packaged all-MiniLM-L6-v2"},
+    )
+    """Another sentence-transformers model folder."""
+
+    qdrant_url: str = Field("", validation_alias="QDRANT_URL")
+    """Use a Qdrant server or cluster (`http://qdrant:6334`, gRPC port) instead of the embedded
+    engine."""
+
+    qdrant_api_key: str = Field("", validation_alias="QDRANT_API_KEY", repr=False)
+    """The key Qdrant requires (`QDRANT__SERVICE__API_KEY` on the server)."""
+
+    qdrant_https: bool = Field(False, validation_alias="QDRANT_HTTPS")
+    """Talk to Qdrant over TLS (also when `QDRANT_URL` starts with `https://`)."""
+
+    qdrant_shards: int = Field(1, ge=1, le=1000, validation_alias="QDRANT_SHARDS")
+    """Shards of a new collection on a Qdrant cluster."""
+
+    qdrant_replication_factor: int = Field(
+        1, ge=1, le=100, validation_alias="QDRANT_REPLICATION_FACTOR"
+    )
+    """Copies of each shard on a Qdrant cluster."""
+
+    torch_threads: int = Field(
+        0,
+        ge=0,
+        le=1024,
+        validation_alias="RETRIEVAL_TORCH_THREADS",
+        json_schema_extra={"shown_default": "`0` (torch's default)"},
+    )
+    """CPU threads for the model."""
+
+    query_batch_wait_ms: float = Field(
+        0, ge=0, le=1000, validation_alias="RETRIEVAL_QUERY_BATCH_WAIT_MS"
+    )
+    """How long a query waits for others to batch with."""
+
+    document_chunk_ms: float = Field(
+        25, gt=0, le=10000, validation_alias="RETRIEVAL_DOCUMENT_CHUNK_MS"
+    )
+    """Model time of one chunk of documents between queries (4 to 64 documents)."""
+
+    omp_wait_policy: Literal["PASSIVE", "ACTIVE"] = Field(
+        "PASSIVE",
+        validation_alias="OMP_WAIT_POLICY",
+        json_schema_extra={"shown_default": "`PASSIVE` (set by the sidecar)"},
+    )
+    """OpenMP's, read by torch: `ACTIVE` makes torch's idle threads spin, which on busy cores
+    costs queries seconds."""
+
+    shutdown_drain_seconds: float = Field(
+        2, ge=0, validation_alias="RETRIEVAL_SHUTDOWN_DRAIN_SECONDS"
+    )
+    """On SIGTERM: health NOT_SERVING while calls are still served for this long."""
+
+    shutdown_grace_seconds: float = Field(
+        5, ge=0, validation_alias="RETRIEVAL_SHUTDOWN_GRACE_SECONDS"
+    )
+    """Then new calls are refused and in-flight calls get this long."""
+
+    _shared_secret: str = PrivateAttr("")
+
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, value: str) -> str:
+        return host_port(value)
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return value.resolve()
+
+    @field_validator("qdrant_url")
+    @classmethod
+    def _qdrant_url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("expected http://host:port or https://host:port")
+        return value
+
+    @field_validator("omp_wait_policy", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @property
+    def shared_secret(self) -> str:
+        return self._shared_secret
 
     @classmethod
     def from_env(cls) -> RetrievalSettings:
-        """Raises ConfigError without a shared secret, unless RETRIEVAL_DEV_MODE is set."""
-        data_dir = Path(os.environ.get("RETRIEVAL_DATA_DIR", "data/retrieval")).resolve()
-        dev_mode = os.environ.get("RETRIEVAL_DEV_MODE", "").strip().lower() in TRUE_VALUES
-        return cls(
-            listen=os.environ.get("RETRIEVAL_LISTEN", "127.0.0.1:50052"),
-            port_file=os.environ.get("PORT_FILE", ""),
-            data_dir=data_dir,
-            model_path=os.environ.get("RETRIEVAL_MODEL_PATH", ""),
-            qdrant_url=os.environ.get("QDRANT_URL", ""),
-            qdrant_api_key=os.environ.get("QDRANT_API_KEY", ""),
-            qdrant_shards=int(os.environ.get("QDRANT_SHARDS", "1")),
-            qdrant_replication_factor=int(os.environ.get("QDRANT_REPLICATION_FACTOR", "1")),
-            torch_threads=int(os.environ.get("RETRIEVAL_TORCH_THREADS", "0")),
-            query_batch_wait_ms=float(os.environ.get("RETRIEVAL_QUERY_BATCH_WAIT_MS", "0")),
-            document_chunk_ms=float(os.environ.get("RETRIEVAL_DOCUMENT_CHUNK_MS", "25")),
-            shared_secret=shared_secret(dev_mode, data_dir / "shared-secret"),
-            qdrant_https=os.environ.get("QDRANT_HTTPS", "").strip().lower() in TRUE_VALUES,
-            shutdown_drain_seconds=float(os.environ.get("RETRIEVAL_SHUTDOWN_DRAIN_SECONDS", "2")),
-            shutdown_grace_seconds=float(os.environ.get("RETRIEVAL_SHUTDOWN_GRACE_SECONDS", "5")),
+        """Raises ConfigError on a bad value, or without a shared secret unless
+        RETRIEVAL_DEV_MODE is set."""
+        settings = load(cls)
+        settings._shared_secret = settings.resolve_shared_secret(
+            settings.dev_mode, settings.data_dir / "shared-secret"
         )
+        return settings

@@ -19,7 +19,7 @@ from opentelemetry.instrumentation.grpc import aio_server_interceptor
 from opentelemetry.metrics import Observation
 from opentelemetry.sdk.trace import TracerProvider
 
-from memory_service.transport.listen import SERVER_OPTIONS, listen
+from crmmem_runtime.listen import SERVER_OPTIONS, listen
 from retrieval_service.auth import SharedSecretInterceptor
 from retrieval_service.batching import EmbeddingLane
 from retrieval_service.config import RetrievalSettings

@@ -21,10 +21,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from opentelemetry.instrumentation.grpc import client_interceptor, grpcext
 from opentelemetry.sdk.trace import TracerProvider
 
+from crmmem_runtime.shared_secret import call_metadata
 from memory_service.domain.indexing import IndexDocument, IndexUnavailable
 from memory_service.domain.ports import SearchUnavailable
 from memory_service.domain.recall import Candidate
-from retrieval_service.auth import call_metadata
 
 log = logging.getLogger(__name__)
 

@@ -22,11 +22,11 @@ from grpc_reflection.v1alpha import reflection
 from opentelemetry.instrumentation.grpc import server_interceptor
 from opentelemetry.sdk.trace import TracerProvider
 
+from crmmem_runtime.listen import SERVER_OPTIONS
 from memory_service.domain.importing.parsers import MAX_ARCHIVE_BYTES
 from memory_service.transport.context_servicer import ContextServicer
 from memory_service.transport.edge import DecodeInterceptor
 from memory_service.transport.import_servicer import ImportServicer
-from memory_service.transport.listen import SERVER_OPTIONS
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
 
 MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024

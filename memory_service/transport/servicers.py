@@ -19,6 +19,7 @@ from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
 from opentelemetry import metrics, trace
 
+from crmmem_runtime.telemetry import failure_summary
 from memory_service.app.access import AccessCommands, TranscriptCommands
 from memory_service.app.memories import MemoryCommands
 from memory_service.app.recall import RecallMemories
@@ -32,7 +33,6 @@ from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.ports import SearchUnavailable
 from memory_service.domain.review import ReviewUseCases
 from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
-from memory_service.telemetry import failure_summary
 from memory_service.transport import convert
 from memory_service.transport import review_servicer as review_rpcs
 from memory_service.transport.auth import TokenAuthenticator

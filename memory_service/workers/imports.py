@@ -17,10 +17,10 @@ from typing import Any
 
 from opentelemetry import trace
 
+from crmmem_runtime.telemetry import failure_summary
 from memory_service.domain.importing.service import ImportUseCases
 from memory_service.domain.model import utcnow
 from memory_service.domain.ports import ImportQueue, UnitOfWorkFactory
-from memory_service.telemetry import failure_summary
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("memory_service.imports")

@@ -15,8 +15,8 @@ import threading
 from collections.abc import Iterable
 from datetime import datetime
 
+from crmmem_runtime.telemetry import failure_summary
 from memory_service.domain.ports import UsageStore
-from memory_service.telemetry import failure_summary
 
 log = logging.getLogger(__name__)
 # Notes waiting while the database is away are bounded: past this, new ones are dropped (and

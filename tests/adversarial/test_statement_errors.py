@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, StatementError
 
+from crmmem_runtime.telemetry import failure_summary
 from memory_service.storage.unit_of_work import create_database_engine
-from memory_service.telemetry import failure_summary
 from tests.conftest import BACKENDS
 from tests.support.servers import database_url
 

@@ -13,13 +13,14 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from memory_service.config import Settings
+from retrieval_service.config import RetrievalSettings
+from scripts.settings_table import variables
+
 ROOT = Path(__file__).parents[2]
 KUBECTL = Path(sys.executable).with_name("kubectl")
 K8S_VERSION = "1.33.0"
-SOURCES = "\n".join(
-    p.read_text()
-    for p in [*ROOT.glob("memory_service/**/*.py"), *ROOT.glob("retrieval_service/**/*.py")]
-)
+READ = set(variables(Settings)) | set(variables(RetrievalSettings))
 
 
 def render(overlay: str) -> list[dict[str, Any]]:
@@ -63,9 +64,7 @@ def test_manifests_agree_with_the_code(overlay: str) -> None:
         assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert pod["securityContext"]["runAsNonRoot"] is True
     names = set(config) | {e["name"] for c in (memory, sidecar) for e in c.get("env", [])}
-    unread = sorted(
-        n for n in names if not n.startswith("OTEL_") and not re.search(rf'"{n}"', SOURCES)
-    )
+    unread = sorted(n for n in names if n not in READ)
     assert unread == [], f"the manifests set variables the code never reads: {unread}"
     assert find(docs, "Service", "memory-service")["spec"]["ports"][0]["port"] == listen_port
 
@@ -147,3 +146,32 @@ def test_the_sidecar_and_qdrant_need_their_secrets(overlay: str) -> None:
     secrets = {unhashed(d["metadata"]["name"]) for d in docs if d["kind"] == "Secret"}
     if overlay == "dev":
         assert {"retrieval-shared-secret", "qdrant-api-key"} <= secrets
+
+
+def dockerfile_stages() -> dict[str, str]:
+    """Each `FROM … AS name` stage of the Dockerfile, with its text."""
+    stages: dict[str, str] = {}
+    for chunk in re.split(r"^FROM ", (ROOT / "Dockerfile").read_text(), flags=re.MULTILINE)[1:]:
+        header, _, body = chunk.partition("\n")
+        stages[header.split(" AS ")[-1].strip()] = body
+    return stages
+
+
+@pytest.mark.parametrize("overlay", ["dev", "production"])
+def test_each_container_runs_the_image_built_for_it(overlay: str) -> None:
+    """The memory service's image installs the package alone (no model stack); the sidecar's
+    installs the [sidecar] extra; the manifests run each from its own image."""
+    docs = render(overlay)
+    pod = find(docs, "Deployment", "memory-service")["spec"]["template"]["spec"]
+    [sidecar] = pod["initContainers"]
+    [memory] = pod["containers"]
+    [migrate] = find(docs, "Job", "memory-migrate")["spec"]["template"]["spec"]["containers"]
+    assert sidecar["image"].split(":")[0] == "crmmem-retrieval"
+    assert memory["image"].split(":")[0] == migrate["image"].split(":")[0] == "crmmem"
+    stages = dockerfile_stages()
+    assert "pip install --no-cache-dir .\\" in stages["memory-venv"].replace(" \\\n", "\\")
+    assert "[sidecar]" not in stages["memory-venv"]
+    assert "[sidecar]" in stages["sidecar-venv"]
+    assert "COPY --from=memory-venv" in stages["memory-service"]
+    assert "COPY --from=sidecar-venv" in stages["retrieval-sidecar"]
+    assert list(stages)[-1] == "memory-service"  # the default target

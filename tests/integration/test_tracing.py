@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import grpc
@@ -28,11 +27,9 @@ def traced(
 ) -> Iterator[tuple[RunningServer, InMemorySpanExporter]]:
     monkeypatch.setenv("MEMORY_JWT_SECRET", TEST_JWT_SECRET)
     monkeypatch.setenv("RETRIEVAL_SHARED_SECRET", TEST_RETRIEVAL_SECRET)
-    settings = replace(
-        Settings.from_env(),
-        database_url=f"sqlite:///{tmp_path / 'm.db'}",
-        listen="127.0.0.1:0",
-    )
+    monkeypatch.setenv("MEMORY_DATABASE_URL", f"sqlite:///{tmp_path / 'm.db'}")
+    monkeypatch.setenv("MEMORY_LISTEN", "127.0.0.1:0")
+    settings = Settings.from_env()
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))

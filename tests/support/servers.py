@@ -28,7 +28,7 @@ from crmmem.memory.v1 import (
 from crmmem.retrieval.v1 import retrieval_service_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from retrieval_service.auth import METADATA_KEY
+from crmmem_runtime.shared_secret import METADATA_KEY
 
 TEST_JWT_SECRET = "test-secret-" + "x" * 32
 # What the test sidecars and the memory services wired to them share (retrieval_service.auth).

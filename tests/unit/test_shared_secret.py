@@ -9,8 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from memory_service.config import ConfigError, shared_secret
-from retrieval_service.auth import METADATA_KEY, SharedSecretInterceptor
+from crmmem_runtime.settings import ConfigError, load
+from crmmem_runtime.shared_secret import METADATA_KEY, SharedSecretSettings
+from retrieval_service.auth import SharedSecretInterceptor
+
+
+def shared_secret(dev_mode: bool, dev_path: Path) -> str:
+    """What each process does at start-up (with its own dev mode and dev path)."""
+    return load(SharedSecretSettings).resolve_shared_secret(dev_mode, dev_path)
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from memory_service.telemetry import UndecodableRequests
+from crmmem_runtime.telemetry import UndecodableRequests
 
 
 def _record(message: str) -> logging.LogRecord:

@@ -1,13 +1,14 @@
-"""OpenTelemetry set-up from the standard OTEL_* variables (exporters, endpoint, service name)."""
+"""Logging and OpenTelemetry set-up for both processes, from LOG_FORMAT and the standard OTEL_*
+variables (exporters, endpoint, service name)."""
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 import traceback
+from typing import Literal
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -17,6 +18,58 @@ from opentelemetry.sdk.trace.export import (
     ConsoleSpanExporter,
     SimpleSpanProcessor,
 )
+from pydantic import Field, field_validator
+
+from crmmem_runtime.settings import EnvSettings
+
+EXPORTERS = ("otlp", "console", "none")
+
+
+class TelemetrySettings(EnvSettings):
+    """Read by both processes. The OpenTelemetry SDK reads the OTEL_* variables too (and others,
+    such as OTEL_EXPORTER_OTLP_HEADERS or OTEL_RESOURCE_ATTRIBUTES, which pass straight to it)."""
+
+    log_format: Literal["json", "text"] = Field("json", validation_alias="LOG_FORMAT")
+    """`json`: one JSON object a line with trace and span ids; `text`: plain lines."""
+
+    otel_traces_exporter: str = Field("", validation_alias="OTEL_TRACES_EXPORTER")
+    """Comma-separated `otlp`, `console` or `none`; unset: `otlp` when an endpoint is set, else
+    `none`. Traces propagate from the memory service into the sidecar."""
+
+    otel_metrics_exporter: str = Field("", validation_alias="OTEL_METRICS_EXPORTER")
+    """Comma-separated `otlp`, `console` or `none`; unset: `otlp` when an endpoint is set."""
+
+    otel_exporter_otlp_endpoint: str = Field("", validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    """The OTLP/gRPC collector for traces and metrics, e.g. `http://collector:4317`."""
+
+    otel_exporter_otlp_traces_endpoint: str = Field(
+        "", validation_alias="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+    )
+    """A collector for traces only (counts as an endpoint for the exporter defaults)."""
+
+    otel_service_name: str = Field("", validation_alias="OTEL_SERVICE_NAME")
+    """The `service.name` on spans; unset: `memory-service` or `retrieval-service`."""
+
+    @field_validator("otel_traces_exporter", "otel_metrics_exporter")
+    @classmethod
+    def _known_exporters(cls, value: str) -> str:
+        unknown = [part for part in _parts(value) if part not in EXPORTERS]
+        if unknown:
+            raise ValueError(f"unknown exporter {unknown[0]!r}; expected {', '.join(EXPORTERS)}")
+        return value
+
+    def _has_endpoint(self) -> bool:
+        return bool(self.otel_exporter_otlp_endpoint or self.otel_exporter_otlp_traces_endpoint)
+
+    def trace_exporters(self) -> list[str]:
+        return _parts(self.otel_traces_exporter) or ["otlp" if self._has_endpoint() else "none"]
+
+    def metric_exporters(self) -> list[str]:
+        return _parts(self.otel_metrics_exporter) or ["otlp" if self._has_endpoint() else "none"]
+
+
+def _parts(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 class JsonFormatter(logging.Formatter):
@@ -38,10 +91,10 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry)
 
 
-def configure_logging() -> None:
+def configure_logging(settings: TelemetrySettings) -> None:
     """Structured JSON logs on stderr (set LOG_FORMAT=text for plain lines on a laptop)."""
     handler = logging.StreamHandler()
-    if os.environ.get("LOG_FORMAT", "json") == "json":
+    if settings.log_format == "json":
         handler.setFormatter(JsonFormatter())
         handler.formatter.converter = time.gmtime  # type: ignore[union-attr]
     else:
@@ -85,26 +138,15 @@ class UndecodableRequests(logging.Filter):
         return True
 
 
-def exporting_traces() -> bool:
-    has_endpoint = bool(
-        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    )
-    return os.environ.get("OTEL_TRACES_EXPORTER", "otlp" if has_endpoint else "none") != "none"
+def exporting_traces(settings: TelemetrySettings) -> bool:
+    return any(name != "none" for name in settings.trace_exporters())
 
 
-def configure_tracing(default_service_name: str) -> TracerProvider:
+def configure_tracing(settings: TelemetrySettings, default_service_name: str) -> TracerProvider:
     """`OTEL_TRACES_EXPORTER` = otlp | console | none (default: otlp when an endpoint is set)."""
-    attributes = (
-        {} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": default_service_name}
-    )
+    attributes = {} if settings.otel_service_name else {"service.name": default_service_name}
     provider = TracerProvider(resource=Resource.create(attributes))
-    has_endpoint = bool(
-        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    )
-    exporters = os.environ.get("OTEL_TRACES_EXPORTER", "otlp" if has_endpoint else "none")
-    for name in (part.strip() for part in exporters.split(",")):
+    for name in settings.trace_exporters():
         if name == "otlp":
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
@@ -112,11 +154,11 @@ def configure_tracing(default_service_name: str) -> TracerProvider:
         elif name == "console":
             provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
     trace.set_tracer_provider(provider)
-    _configure_metrics(has_endpoint)
+    _configure_metrics(settings)
     return provider
 
 
-def _configure_metrics(has_endpoint: bool) -> None:
+def _configure_metrics(settings: TelemetrySettings) -> None:
     """`OTEL_METRICS_EXPORTER` = otlp | console | none (default: otlp when an endpoint is set)."""
     from opentelemetry import metrics
     from opentelemetry.sdk.metrics import MeterProvider
@@ -127,14 +169,12 @@ def _configure_metrics(has_endpoint: bool) -> None:
     )
 
     readers: list[MetricReader] = []
-    for name in os.environ.get("OTEL_METRICS_EXPORTER", "otlp" if has_endpoint else "none").split(
-        ","
-    ):
-        if name.strip() == "otlp":
+    for name in settings.metric_exporters():
+        if name == "otlp":
             from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
 
             readers.append(PeriodicExportingMetricReader(OTLPMetricExporter()))
-        elif name.strip() == "console":
+        elif name == "console":
             readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter()))
     if readers:
         metrics.set_meter_provider(MeterProvider(metric_readers=readers))
