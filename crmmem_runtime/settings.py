@@ -9,9 +9,10 @@ The README's configuration table is generated from these classes (`make settings
 from __future__ import annotations
 
 import os
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
-from pydantic import ValidationError, ValidationInfo, field_validator
+from pydantic import AfterValidator, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 TRUE_VALUES = ("1", "true", "yes", "on")
@@ -96,3 +97,8 @@ def host_port(value: str) -> str:
     if not host or not port.isdigit() or int(port) > 65535:
         raise ValueError("expected host:port, e.g. 127.0.0.1:50051")
     return value.strip()
+
+
+HostPort = Annotated[str, AfterValidator(host_port)]
+# A folder, made absolute once at start-up (the process may change directory later).
+AbsolutePath = Annotated[Path, AfterValidator(Path.resolve)]

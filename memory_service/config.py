@@ -12,10 +12,9 @@ from typing import Any
 
 from pydantic import Field, PrivateAttr, field_validator
 
-from crmmem_runtime.settings import ConfigError, load
-from crmmem_runtime.settings import host_port as _host_port
-from crmmem_runtime.shared_secret import SharedSecretSettings, create_secret_file, secure_dir
-from crmmem_runtime.telemetry import TelemetrySettings
+from crmmem_runtime.process import ProcessSettings
+from crmmem_runtime.settings import AbsolutePath, ConfigError, HostPort, host_port, load
+from crmmem_runtime.shared_secret import create_secret_file, secure_dir
 
 __all__ = ["ConfigError", "Settings", "dev_secret", "secure_data_dir"]
 
@@ -27,10 +26,12 @@ def _default_database_url(data: dict[str, Any]) -> str:
     return f"sqlite:///{Path(data.get('data_dir', 'data')).resolve() / 'memory.db'}"
 
 
-class Settings(TelemetrySettings, SharedSecretSettings):
+class Settings(ProcessSettings):
     """Everything `python -m memory_service` reads. `from_env` adds the secrets it resolves."""
 
-    data_dir: Path = Field(Path("data"), validation_alias="MEMORY_DATA_DIR")
+    data_dir: AbsolutePath = Field(
+        Path("data"), validate_default=True, validation_alias="MEMORY_DATA_DIR"
+    )
     """Where the SQLite file and the dev keys live."""
 
     database_url: str = Field(
@@ -40,12 +41,8 @@ class Settings(TelemetrySettings, SharedSecretSettings):
     )
     """SQLAlchemy URL; `postgresql+psycopg://…` in production."""
 
-    listen: str = Field("127.0.0.1:50051", validation_alias="MEMORY_LISTEN")
+    listen: HostPort = Field("127.0.0.1:50051", validation_alias="MEMORY_LISTEN")
     """Address to listen on (`0.0.0.0:50051` in a container; port 0 takes any free port)."""
-
-    port_file: str = Field("", validation_alias="PORT_FILE")
-    """When set, the port actually bound is written to this file once the server listens (for
-    tests and scripts that start it on port 0)."""
 
     jwt_secret: str = Field("", validation_alias="MEMORY_JWT_SECRET", repr=False)
     """HS256 key (32+ characters); required unless dev mode, which generates and keeps one in
@@ -158,11 +155,6 @@ class Settings(TelemetrySettings, SharedSecretSettings):
 
     _retrieval_secret: str = PrivateAttr("")
 
-    @field_validator("data_dir")
-    @classmethod
-    def _absolute(cls, value: Path) -> Path:
-        return value.resolve()
-
     @field_validator("database_url")
     @classmethod
     def _known_database(cls, value: str) -> str:
@@ -171,18 +163,13 @@ class Settings(TelemetrySettings, SharedSecretSettings):
             raise ValueError("expected a sqlite:/// or postgresql+psycopg:// URL")
         return value
 
-    @field_validator("listen")
-    @classmethod
-    def _listen(cls, value: str) -> str:
-        return _host_port(value)
-
     @field_validator("retrieval_address")
     @classmethod
     def _optional_address(cls, value: str) -> str:
         """An empty value, `none` or `off` turns search off: recall then answers degraded."""
         if value.strip().lower() in ("", "none", "off"):
             return ""
-        return _host_port(value)
+        return host_port(value)
 
     @property
     def retrieval_secret(self) -> str:

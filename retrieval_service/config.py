@@ -12,22 +12,19 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, field_validator
 
-from crmmem_runtime.settings import host_port, load
-from crmmem_runtime.shared_secret import SharedSecretSettings
-from crmmem_runtime.telemetry import TelemetrySettings
+from crmmem_runtime.process import ProcessSettings
+from crmmem_runtime.settings import AbsolutePath, HostPort, load
 
 
-class RetrievalSettings(TelemetrySettings, SharedSecretSettings):
+class RetrievalSettings(ProcessSettings):
     """Everything `python -m retrieval_service` reads. `from_env` adds the shared secret."""
 
-    listen: str = Field("127.0.0.1:50052", validation_alias="RETRIEVAL_LISTEN")
+    listen: HostPort = Field("127.0.0.1:50052", validation_alias="RETRIEVAL_LISTEN")
     """Sidecar address (port 0 takes any free port)."""
 
-    port_file: str = Field("", validation_alias="PORT_FILE")
-    """When set, the port actually bound is written to this file once the server listens (for
-    tests and scripts that start it on port 0)."""
-
-    data_dir: Path = Field(Path("data/retrieval"), validation_alias="RETRIEVAL_DATA_DIR")
+    data_dir: AbsolutePath = Field(
+        Path("data/retrieval"), validate_default=True, validation_alias="RETRIEVAL_DATA_DIR"
+    )
     """Embedded engine files (one collection per model)."""
 
     dev_mode: bool = Field(
@@ -101,16 +98,6 @@ class RetrievalSettings(TelemetrySettings, SharedSecretSettings):
     """Then new calls are refused and in-flight calls get this long."""
 
     _shared_secret: str = PrivateAttr("")
-
-    @field_validator("listen")
-    @classmethod
-    def _listen(cls, value: str) -> str:
-        return host_port(value)
-
-    @field_validator("data_dir")
-    @classmethod
-    def _absolute(cls, value: Path) -> Path:
-        return value.resolve()
 
     @field_validator("qdrant_url")
     @classmethod
