@@ -8,6 +8,7 @@ service's catching up (SERVING until the first full answer). docs/clients.md quo
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import tempfile
 import time
@@ -16,9 +17,24 @@ from pathlib import Path
 from crmmem.memory.v1 import memory_service_pb2 as svc
 
 from bench.common import emit, start_memory_service
-from bench.recall_bench import start_sidecar
 from bench.recall_under_ingest import create
-from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess
+from tests.support.servers import (
+    TEST_JWT_SECRET,
+    TEST_RETRIEVAL_SECRET,
+    Client,
+    ServerProcess,
+    start_server,
+)
+
+
+def start_sidecar(workdir: Path, listen: str = "127.0.0.1:0") -> ServerProcess:
+    """Waits up to 10 minutes: on a loaded machine, importing torch alone takes minutes."""
+    env = {
+        "RETRIEVAL_LISTEN": listen,
+        "RETRIEVAL_DATA_DIR": str(workdir / "retrieval"),
+        "RETRIEVAL_SHARED_SECRET": TEST_RETRIEVAL_SECRET,
+    }
+    return start_server("retrieval_service", env, workdir, startup_timeout=600)
 
 
 def recall_is_full(client: Client) -> bool:
@@ -82,7 +98,14 @@ def main() -> None:
         finally:
             memory.stop()
             sidecar.stop()
-    emit({"bench": "sidecar_restart", "first_full_recall_s": round(first, 2), "restarts": runs})
+    emit(
+        {
+            "bench": "sidecar_restart",
+            "first_full_recall_s": round(first, 2),
+            "restarts": runs,
+            "load_average": os.getloadavg(),
+        }
+    )
 
 
 if __name__ == "__main__":
