@@ -37,6 +37,7 @@ from memory_service.domain.services import (
     RetentionPolicy,
     TranscriptUseCases,
 )
+from memory_service.domain.tasks import TaskUseCases
 from memory_service.storage import migrate
 from memory_service.storage.repositories import (
     purge_deletion_markers,
@@ -53,8 +54,10 @@ from memory_service.transport.import_servicer import ImportServicer
 from memory_service.transport.readiness import DatabaseWatch
 from memory_service.transport.server import SERVICE_NAMES, Servicers, grpc_server
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
+from memory_service.transport.task_servicer import TaskServicer
 from memory_service.workers.imports import ImportRunner, release_freed_memory
 from memory_service.workers.outbox import OutboxWorker
+from memory_service.workers.retention import TaskHistoryPurge
 from memory_service.workers.usage import UsageRecorder
 
 log = logging.getLogger(__name__)
@@ -72,6 +75,7 @@ class RunningServer:
     database_watch: DatabaseWatch
     watch: IndexWatch | None = None
     usage: UsageRecorder | None = None
+    task_purge: TaskHistoryPurge | None = None
 
     def stop(self, grace: float, drain: float = 0.0) -> None:
         """Report NOT_SERVING first and keep answering for `drain` seconds, so balancers and
@@ -82,6 +86,8 @@ class RunningServer:
         time.sleep(drain)
         self.server.stop(grace).wait()
         self.imports.stop()
+        if self.task_purge is not None:
+            self.task_purge.stop()
         if self.usage is not None:
             self.usage.stop()  # writes the uses noted since the last flush
         if self.worker is not None:
@@ -177,6 +183,7 @@ def build_server(
         secrets=secrets,
     )
     overrides = OverrideUseCases(policy, secrets)
+    tasks = TaskUseCases(secrets, timedelta(days=settings.task_history_days))
     imports = ImportUseCases(memory_use_cases, secrets)
     import_runner = ImportRunner(
         units.import_queue(),
@@ -194,7 +201,7 @@ def build_server(
         context=ContextServicer(
             authenticator,
             transactions,
-            BuildContext(transactions, ContextBuilder(policy, overrides), recaller, usage),
+            BuildContext(transactions, ContextBuilder(policy, overrides, tasks), recaller, usage),
             ProposalUseCases(
                 policy,
                 memory_use_cases,
@@ -211,6 +218,7 @@ def build_server(
             SubmitImport(transactions, imports, import_runner, release_freed_memory),
             settings.backup_retention_days,
         ),
+        tasks=TaskServicer(authenticator, transactions, tasks),
     )
     server, health_servicer = grpc_server(servicers, settings.max_workers, tracer_provider)
     port = listen(server, settings.listen)
@@ -227,6 +235,10 @@ def build_server(
         import_runner.start()
     if usage is not None:
         usage.start()
+    task_purge = TaskHistoryPurge(
+        units.purge_ended_tasks, tasks.history_retention, settings.task_purge_seconds
+    )
+    task_purge.start()
     return RunningServer(
         server,
         port,
@@ -238,4 +250,5 @@ def build_server(
         database_watch,
         watch,
         usage,
+        task_purge,
     )

@@ -153,6 +153,12 @@ class Settings(ProcessSettings):
     usage_flush_seconds: float = Field(2, gt=0, validation_alias="MEMORY_USAGE_FLUSH_SECONDS")
     """How often the usage notes are written (and once more on a graceful stop)."""
 
+    task_history_days: float = Field(30, gt=0, validation_alias="MEMORY_TASK_HISTORY_DAYS")
+    """How long an ended task and its checkpoints are kept (fractions allowed)."""
+
+    task_purge_seconds: float = Field(600, gt=0, validation_alias="MEMORY_TASK_PURGE_SECONDS")
+    """How often the purge of ended tasks runs."""
+
     _retrieval_secret: str = PrivateAttr("")
 
     @field_validator("database_url")

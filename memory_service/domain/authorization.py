@@ -6,10 +6,10 @@ reads a grants table; another CRM plugs in behind the same protocol.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Protocol
 
-from memory_service.domain.errors import PermissionDenied
+from memory_service.domain.errors import InvalidArgument, NotFound, PermissionDenied
 from memory_service.domain.model import DOCUMENT_CONNECTOR_ROLE, Identity, Scope, ScopeType
 from memory_service.domain.ports import UnitOfWork, Visibility
 from memory_service.domain.rules import normalize_for_match
@@ -107,3 +107,26 @@ def require_document_connector(identity: Identity) -> None:
             reason="ROLE_REQUIRED",
             metadata={"role": f"admin|{DOCUMENT_CONNECTOR_ROLE}"},
         )
+
+
+def owner_for_reading(
+    identity: Identity,
+    own: bool,
+    owners: Callable[[int], list[str]],
+    resource: str,
+    field: str,
+    several: str,
+) -> str:
+    """Whose per-user resource (a conversation, a task) an id names for this reader: the
+    caller's own when `own`; for a tenant admin otherwise the one user who has one of that id
+    (`several` says what to do when more do). Anyone else, or an id nobody has, gets NOT_FOUND
+    alike."""
+    if own:
+        return identity.user_id
+    if identity.is_admin:
+        found = owners(2)
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise InvalidArgument(field, several)
+    raise NotFound(resource)

@@ -21,9 +21,11 @@ from memory_service.domain.model import (
     Revision,
     RevisionStatus,
     ScopeType,
+    Task,
 )
 from memory_service.domain.overrides import OverrideUseCases
 from memory_service.domain.ports import MemoryQuery, UnitOfWork, Visibility
+from memory_service.domain.tasks import TaskUseCases
 
 MAX_CONTEXT_MEMORIES = 500
 
@@ -113,12 +115,17 @@ class Context:
     excluded: list[tuple[str, ExclusionReason]] = field(default_factory=list)
     customers: list[Resolution] = field(default_factory=list)
     allowed: Visibility = field(default_factory=lambda: Visibility(frozenset(), frozenset()))
+    # Task state, a section of its own: never counted among memories, gone once the task ends.
+    task: Task | None = None
 
 
 class ContextBuilder:
-    def __init__(self, policy: AccessPolicy, overrides: OverrideUseCases) -> None:
+    def __init__(
+        self, policy: AccessPolicy, overrides: OverrideUseCases, tasks: TaskUseCases
+    ) -> None:
         self._policy = policy
         self._overrides = overrides
+        self._tasks = tasks
 
     def build(self, uow: UnitOfWork, identity: Identity, request: ContextRequest) -> Context:
         context = Context(request.instant)
@@ -158,6 +165,8 @@ class ContextBuilder:
             context.excluded.extend(self._exclusions(memory, revision, request.instant))
         context.conflicts = self._conflicts(context.memories)
         context.overrides = self._active_overrides(uow, identity, request, context.memories)
+        if request.task_id:
+            context.task = self._tasks.for_context(uow, identity, request.task_id)
         return context
 
     def _resolve_all(

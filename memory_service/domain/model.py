@@ -213,6 +213,39 @@ class Conversation:
     create_time: datetime
 
 
+class TaskState(enum.StrEnum):
+    OPEN = "OPEN"
+    COMPLETED = "COMPLETED"
+    CANCELLED = "CANCELLED"
+
+
+@dataclass(frozen=True)
+class TaskCheckpoint:
+    """One step of a task's progress. Task state, never memory: it lives until the task ends."""
+
+    sequence: int
+    step: int
+    total_steps: int
+    status_text: str
+    payload_json: str  # "" when none; else a JSON object
+    create_time: datetime
+
+
+@dataclass(frozen=True)
+class Task:
+    """Keyed by (owner, id) like a conversation: each user names their own tasks."""
+
+    tenant_id: str
+    id: str
+    owner_user_id: str
+    state: TaskState
+    checkpoint_count: int
+    create_time: datetime
+    update_time: datetime
+    end_time: datetime | None = None
+    current: TaskCheckpoint | None = None
+
+
 @dataclass(frozen=True)
 class CustomerGrant:
     tenant_id: str

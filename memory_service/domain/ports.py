@@ -26,6 +26,8 @@ from memory_service.domain.model import (
     Revision,
     Scope,
     ScopeType,
+    Task,
+    TaskCheckpoint,
 )
 
 if TYPE_CHECKING:
@@ -164,6 +166,28 @@ class IdempotencyRepository(Protocol):
     def redact_shown(self, record_ids: list[str]) -> int:
         """Drops the stored responses that show any of these records (memories or import
         items), keeping their request ids so a replay answers that the record is gone."""
+
+
+class TaskRepository(Protocol):
+    """Tasks are keyed by (owner, id), like conversations."""
+
+    def get(self, owner_user_id: str, task_id: str) -> Task | None:
+        """The task with its current (latest) checkpoint."""
+
+    def owners_of(self, task_id: str, limit: int) -> list[str]:
+        """Users who have a task of this id (for admins)."""
+
+    def add(self, task: Task) -> None: ...
+    def add_checkpoint(self, owner_user_id: str, task_id: str, checkpoint: TaskCheckpoint) -> None:
+        """Raises WriteConflict when a concurrent writer took the sequence number."""
+
+    def update(self, task: Task, expected: Task) -> None:
+        """Saves state, count and times, provided the stored task still matches `expected`'s
+        state and count; otherwise raises WriteConflict (the write is retried and sees why)."""
+
+    def list_checkpoints(
+        self, owner_user_id: str, task_id: str, after_sequence: int, limit: int
+    ) -> list[TaskCheckpoint]: ...
 
 
 class OverrideRepository(Protocol):
@@ -374,6 +398,8 @@ class UnitOfWork(Protocol):
     def documents(self) -> DocumentRepository: ...
     @property
     def review(self) -> ReviewRepository: ...
+    @property
+    def tasks(self) -> TaskRepository: ...
 
     def commit(self) -> None: ...
 

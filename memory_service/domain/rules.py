@@ -51,6 +51,10 @@ MAX_MESSAGE_CHARS = 32000
 MAX_QUERY_CHARS = 2000
 MAX_FILTER_CHARS = 200
 MAX_PAGE_TOKEN_CHARS = 1024
+MAX_TASK_STATUS_CHARS = 2000
+# A checkpoint's structured payload, in bytes of its protobuf encoding (its JSON is about as long).
+MAX_TASK_PAYLOAD_BYTES = 16 * 1024
+MAX_TASK_STEP = 1_000_000
 # Numbers kept in 32-bit INTEGER columns (revision numbers, sequences, ordinals, counts).
 MAX_STORED_INT = 2**31 - 1
 MAX_REVISION_NUMBER = 999_999_999  # memories/{id}/revisions/{1-9 digits}

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from memory_service.domain import evidence, indexing, rules
-from memory_service.domain.authorization import AccessPolicy, require_admin
+from memory_service.domain.authorization import AccessPolicy, owner_for_reading, require_admin
 from memory_service.domain.errors import (
     Aborted,
     AlreadyExists,
@@ -820,19 +820,15 @@ class TranscriptUseCases:
     def owner_for_reading(uow: UnitOfWork, identity: Identity, conversation_id: str) -> str:
         """Whose conversation `conversation_id` names for this reader: the caller's own; for an
         admin reviewing transcripts, otherwise the one user who has a conversation of that id."""
-        if uow.transcript.get_conversation(identity.user_id, conversation_id) is not None:
-            return identity.user_id
-        if identity.is_admin:
-            owners = uow.transcript.owners_of(conversation_id, limit=2)
-            if len(owners) == 1:
-                return owners[0]
-            if owners:
-                raise InvalidArgument(
-                    "parent",
-                    "several users have a conversation of this id; an admin reviews another "
-                    "user's transcript through the evidence their memories cite",
-                )
-        raise NotFound(f"conversations/{conversation_id}")
+        return owner_for_reading(
+            identity,
+            uow.transcript.get_conversation(identity.user_id, conversation_id) is not None,
+            lambda limit: uow.transcript.owners_of(conversation_id, limit=limit),
+            f"conversations/{conversation_id}",
+            "parent",
+            "several users have a conversation of this id; an admin reviews another "
+            "user's transcript through the evidence their memories cite",
+        )
 
 
 class AccessUseCases:

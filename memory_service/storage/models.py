@@ -317,3 +317,38 @@ class MemoryUsageRow(Base):
     last_used_time: Mapped[datetime] = mapped_column(UtcDateTime)
 
     __table_args__ = (Index("ix_memory_usage_last_used", "tenant_id", "last_used_time"),)
+
+
+class TaskRow(Base):
+    """Task state, never memory. Keyed by owner like conversations: a task id names the
+    caller's own task, so it can neither be squatted nor tell anyone it is in use."""
+
+    __tablename__ = "tasks"
+
+    tenant_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    owner_user_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    state: Mapped[str] = mapped_column(String(16))
+    checkpoint_count: Mapped[int] = mapped_column(Integer)
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    update_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    end_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+    __table_args__ = (
+        Index("ix_tasks_id", "tenant_id", "id"),
+        Index("ix_tasks_end_time", "end_time"),
+    )
+
+
+class TaskCheckpointRow(Base):
+    __tablename__ = "task_checkpoints"
+
+    tenant_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    owner_user_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    task_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    sequence: Mapped[int] = mapped_column(Integer, primary_key=True)
+    step: Mapped[int] = mapped_column(Integer)
+    total_steps: Mapped[int] = mapped_column(Integer)
+    status_text: Mapped[str] = mapped_column(Text)
+    payload: Mapped[str] = mapped_column(Text)  # a JSON object, or "" for none
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime)

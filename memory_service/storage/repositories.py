@@ -59,6 +59,8 @@ from memory_service.storage.models import (
     OutboxRow,
     OverrideRow,
     RevisionRow,
+    TaskCheckpointRow,
+    TaskRow,
 )
 
 Row = TypeVar(
@@ -75,6 +77,8 @@ Row = TypeVar(
     ImportItemRow,
     MemoryUsageRow,
     DocumentRow,
+    TaskRow,
+    TaskCheckpointRow,
 )
 IN_CLAUSE_CHUNK = 500
 

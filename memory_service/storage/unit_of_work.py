@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from memory_service.storage.repositories import (
     SqlTranscriptRepository,
 )
 from memory_service.storage.review import SqlDocumentRepository, SqlReviewRepository
+from memory_service.storage.tasks import SqlTaskRepository, purge_ended_tasks
 from memory_service.storage.usage import SqlUsageRepository, SqlUsageStore
 
 READ_ONLY = "crmmem_read_only"
@@ -139,6 +141,7 @@ class SqlUnitOfWork:
         self.review = SqlReviewRepository(session, tenant_id)
         self.usage = SqlUsageRepository(session, tenant_id)
         self.archive = SqlArchiveRepository(session, tenant_id)
+        self.tasks = SqlTaskRepository(session, tenant_id)
 
     def commit(self) -> None:
         try:
@@ -197,6 +200,11 @@ class SqlUnitOfWorkFactory:
 
     def usage_store(self) -> SqlUsageStore:
         return SqlUsageStore(self.maintenance)
+
+    def purge_ended_tasks(self, ended_before: datetime) -> int:
+        """Tasks of every tenant that ended before then, with their checkpoints."""
+        with self.maintenance() as session:
+            return purge_ended_tasks(session, ended_before)
 
 
 def _rollback(session: Session) -> None:

@@ -25,6 +25,7 @@ from memory_service.domain.proposals import Decision, Proposal
 from memory_service.domain.proposals import Outcome as ProposalOutcome
 from memory_service.transport import convert
 from memory_service.transport.convert import EnumMap
+from memory_service.transport.convert_tasks import task_proto
 
 PARENT_NAME = re.compile(rf"(conversations|tasks)/({rules.CONVERSATION_ID})")
 OVERRIDE_NAME = re.compile(
@@ -252,6 +253,8 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
             for r in context.customers
         ],
     )
+    if context.task is not None:
+        out.task_state.CopyFrom(task_proto(context.task, None))  # open: no purge time yet
     for item in context.overrides:
         entry = out.overrides.add(override=override_proto(item.override))
         if item.shadowed is not None:

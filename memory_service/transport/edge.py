@@ -36,6 +36,7 @@ LIMITS = {
     "parent": rules.MAX_RESOURCE_NAME_CHARS,
     "conversation": rules.MAX_RESOURCE_NAME_CHARS,
     "task": rules.MAX_RESOURCE_NAME_CHARS,
+    "status_text": rules.MAX_TASK_STATUS_CHARS,
 }
 # Where a field name means something else in one message.
 LIMITS_BY_FULL_NAME = {"crmmem.memory.v1.CustomerReference.name": rules.MAX_DISPLAY_NAME_CHARS}

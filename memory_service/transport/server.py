@@ -15,6 +15,8 @@ from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import import_service_pb2_grpc as imp_grpc
 from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from crmmem.memory.v1 import memory_service_pb2_grpc as service_grpc
+from crmmem.memory.v1 import task_service_pb2 as task_pb
+from crmmem.memory.v1 import task_service_pb2_grpc as task_grpc
 from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -28,6 +30,7 @@ from memory_service.transport.context_servicer import ContextServicer
 from memory_service.transport.edge import DecodeInterceptor
 from memory_service.transport.import_servicer import ImportServicer
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
+from memory_service.transport.task_servicer import TaskServicer
 
 MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024
 
@@ -37,6 +40,7 @@ SERVICE_NAMES = (
     ctx_pb.DESCRIPTOR.services_by_name["ContextService"].full_name,
     transcript_pb.DESCRIPTOR.services_by_name["TranscriptService"].full_name,
     access_pb.DESCRIPTOR.services_by_name["AccessService"].full_name,
+    task_pb.DESCRIPTOR.services_by_name["TaskService"].full_name,
 )
 
 
@@ -47,6 +51,7 @@ class Servicers:
     access: AccessServicer
     context: ContextServicer
     imports: ImportServicer
+    tasks: TaskServicer
 
 
 def grpc_server(
@@ -65,6 +70,7 @@ def grpc_server(
     access_grpc.add_AccessServiceServicer_to_server(servicers.access, server)
     ctx_grpc.add_ContextServiceServicer_to_server(servicers.context, server)
     imp_grpc.add_ImportServiceServicer_to_server(servicers.imports, server)
+    task_grpc.add_TaskServiceServicer_to_server(servicers.tasks, server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in ("", *SERVICE_NAMES):

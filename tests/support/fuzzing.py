@@ -25,6 +25,7 @@ from crmmem.memory.v1 import (
     import_service_pb2,
     memory_pb2,
     memory_service_pb2,
+    task_service_pb2,
     transcript_service_pb2,
 )
 from crmmem.retrieval.v1 import retrieval_service_pb2
@@ -41,6 +42,7 @@ MEMORY_MODULES = (
     context_service_pb2,
     transcript_service_pb2,
     access_service_pb2,
+    task_service_pb2,
 )
 RETRIEVAL_MODULES = (retrieval_service_pb2,)
 MAX_DEPTH = 4
@@ -255,6 +257,16 @@ class Builder:
         if field_descriptor.is_repeated:
             count = self.source.integer(0, MAX_REPEATED)
             target = getattr(out, name)
+            entry = field_descriptor.message_type
+            if entry is not None and entry.GetOptions().map_entry:  # e.g. a Struct's fields
+                key, value = entry.fields_by_name["key"], entry.fields_by_name["value"]
+                for _ in range(count if depth < MAX_DEPTH else 0):
+                    slot = self.scalar(key)
+                    if value.type == FieldDescriptor.TYPE_MESSAGE:
+                        target[slot].CopyFrom(self.message(value.message_type, depth + 1))
+                    else:
+                        target[slot] = self.scalar(value)
+                return
             for _ in range(count):
                 if field_descriptor.type == FieldDescriptor.TYPE_MESSAGE:
                     if depth < MAX_DEPTH:

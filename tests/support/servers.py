@@ -23,6 +23,7 @@ from crmmem.memory.v1 import (
     context_service_pb2_grpc,
     import_service_pb2_grpc,
     memory_service_pb2_grpc,
+    task_service_pb2_grpc,
     transcript_service_pb2_grpc,
 )
 from crmmem.retrieval.v1 import retrieval_service_pb2_grpc
@@ -122,6 +123,7 @@ class Client:
     access: access_service_pb2_grpc.AccessServiceStub = field(init=False)
     context: context_service_pb2_grpc.ContextServiceStub = field(init=False)
     imports: import_service_pb2_grpc.ImportServiceStub = field(init=False)
+    tasks: task_service_pb2_grpc.TaskServiceStub = field(init=False)
 
     def __post_init__(self) -> None:
         self.memories = memory_service_pb2_grpc.MemoryServiceStub(self.channel)
@@ -129,6 +131,7 @@ class Client:
         self.access = access_service_pb2_grpc.AccessServiceStub(self.channel)
         self.context = context_service_pb2_grpc.ContextServiceStub(self.channel)
         self.imports = import_service_pb2_grpc.ImportServiceStub(self.channel)
+        self.tasks = task_service_pb2_grpc.TaskServiceStub(self.channel)
 
 
 @dataclass

@@ -13,6 +13,7 @@ from crmmem.memory.v1 import (
     import_service_pb2,
     memory_pb2,
     memory_service_pb2,
+    task_service_pb2,
     transcript_service_pb2,
 )
 from crmmem.retrieval.v1 import retrieval_service_pb2
@@ -28,6 +29,7 @@ FILES: list[FileDescriptor] = [
         access_service_pb2,
         context_service_pb2,
         import_service_pb2,
+        task_service_pb2,
         retrieval_service_pb2,
     )
 ]
@@ -109,6 +111,8 @@ def test_resources_declare_type_and_pattern_and_their_name_is_the_identifier() -
         "CustomerGrant",
         "ImportBatch",
         "ImportItem",
+        "Task",
+        "TaskCheckpoint",
     }
     for message in resources:
         declared = message.GetOptions().Extensions[resource_pb2.resource]

@@ -1,0 +1,151 @@
+"""Tasks and their checkpoints, per tenant and owner; the purge of ended tasks across tenants."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, exists, select, update
+from sqlalchemy.orm import Session
+
+from memory_service.domain.errors import WriteConflict
+from memory_service.domain.model import Task, TaskCheckpoint, TaskState
+from memory_service.storage.models import TaskCheckpointRow, TaskRow
+from memory_service.storage.repositories import TenantScoped
+
+
+class SqlTaskRepository(TenantScoped):
+    def get(self, owner_user_id: str, task_id: str) -> Task | None:
+        row = self._session.execute(
+            self._select(TaskRow).where(
+                TaskRow.owner_user_id == owner_user_id, TaskRow.id == task_id
+            )
+        ).first()
+        if row is None:
+            return None
+        current = None
+        if row.checkpoint_count:
+            latest = self._session.execute(
+                self._checkpoints(owner_user_id, task_id).where(
+                    TaskCheckpointRow.sequence == row.checkpoint_count
+                )
+            ).first()
+            current = None if latest is None else _checkpoint(latest)
+        return Task(
+            tenant_id=row.tenant_id,
+            id=row.id,
+            owner_user_id=row.owner_user_id,
+            state=TaskState(row.state),
+            checkpoint_count=row.checkpoint_count,
+            create_time=row.create_time,
+            update_time=row.update_time,
+            end_time=row.end_time,
+            current=current,
+        )
+
+    def owners_of(self, task_id: str, limit: int) -> list[str]:
+        rows = self._session.execute(
+            self._select(TaskRow, TaskRow.owner_user_id)
+            .where(TaskRow.id == task_id)
+            .order_by(TaskRow.owner_user_id)
+            .limit(limit)
+        )
+        return [row.owner_user_id for row in rows]
+
+    def add(self, task: Task) -> None:
+        self._insert(
+            TaskRow(
+                tenant_id=self._tenant_id,
+                owner_user_id=task.owner_user_id,
+                id=task.id,
+                state=task.state.value,
+                checkpoint_count=task.checkpoint_count,
+                create_time=task.create_time,
+                update_time=task.update_time,
+                end_time=task.end_time,
+            )
+        )
+
+    def add_checkpoint(self, owner_user_id: str, task_id: str, checkpoint: TaskCheckpoint) -> None:
+        self._insert(
+            TaskCheckpointRow(
+                tenant_id=self._tenant_id,
+                owner_user_id=owner_user_id,
+                task_id=task_id,
+                sequence=checkpoint.sequence,
+                step=checkpoint.step,
+                total_steps=checkpoint.total_steps,
+                status_text=checkpoint.status_text,
+                payload=checkpoint.payload_json,
+                create_time=checkpoint.create_time,
+            )
+        )
+
+    def update(self, task: Task, expected: Task) -> None:
+        result = self._session.execute(
+            update(TaskRow)
+            .where(
+                TaskRow.tenant_id == self._tenant_id,
+                TaskRow.owner_user_id == task.owner_user_id,
+                TaskRow.id == task.id,
+                TaskRow.state == expected.state.value,
+                TaskRow.checkpoint_count == expected.checkpoint_count,
+            )
+            .values(
+                state=task.state.value,
+                checkpoint_count=task.checkpoint_count,
+                update_time=task.update_time,
+                end_time=task.end_time,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            raise WriteConflict(f"tasks/{task.id} changed meanwhile")
+
+    def list_checkpoints(
+        self, owner_user_id: str, task_id: str, after_sequence: int, limit: int
+    ) -> list[TaskCheckpoint]:
+        rows = self._session.execute(
+            self._checkpoints(owner_user_id, task_id)
+            .where(TaskCheckpointRow.sequence > after_sequence)
+            .order_by(TaskCheckpointRow.sequence)
+            .limit(limit)
+        )
+        return [_checkpoint(row) for row in rows]
+
+    def _checkpoints(self, owner_user_id: str, task_id: str) -> Any:
+        return self._select(TaskCheckpointRow).where(
+            TaskCheckpointRow.owner_user_id == owner_user_id,
+            TaskCheckpointRow.task_id == task_id,
+        )
+
+
+def _checkpoint(row: Any) -> TaskCheckpoint:
+    return TaskCheckpoint(
+        sequence=row.sequence,
+        step=row.step,
+        total_steps=row.total_steps,
+        status_text=row.status_text,
+        payload_json=row.payload,
+        create_time=row.create_time,
+    )
+
+
+def purge_ended_tasks(session: Session, ended_before: datetime) -> int:
+    """Maintenance across tenants: tasks that ended before `ended_before`, with every
+    checkpoint they had. Returns how many tasks went."""
+    expired = and_(TaskRow.end_time.is_not(None), TaskRow.end_time < ended_before)
+    session.execute(
+        delete(TaskCheckpointRow).where(
+            exists(
+                select(TaskRow.id).where(
+                    TaskRow.tenant_id == TaskCheckpointRow.tenant_id,
+                    TaskRow.owner_user_id == TaskCheckpointRow.owner_user_id,
+                    TaskRow.id == TaskCheckpointRow.task_id,
+                    expired,
+                )
+            )
+        )
+    )
+    result = session.execute(delete(TaskRow).where(expired))
+    return int(result.rowcount)  # type: ignore[attr-defined]

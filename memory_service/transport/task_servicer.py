@@ -1,0 +1,95 @@
+"""gRPC servicer for task state: checkpoints, the task's current state and history, its end."""
+
+from __future__ import annotations
+
+import grpc
+from crmmem.memory.v1 import task_service_pb2 as task_pb
+from crmmem.memory.v1 import task_service_pb2_grpc as task_grpc
+
+from memory_service.app.tasks import TaskCommands
+from memory_service.app.transactions import Transactions
+from memory_service.domain.model import Identity, Task, TaskCheckpoint
+from memory_service.domain.tasks import TaskUseCases
+from memory_service.transport import convert_tasks as ct
+from memory_service.transport.auth import TokenAuthenticator
+from memory_service.transport.idempotency import request_key
+from memory_service.transport.paging import ORDINAL
+from memory_service.transport.servicers import ServicerBase, rpc
+
+
+class TaskServicer(ServicerBase, task_grpc.TaskServiceServicer):
+    def __init__(
+        self, authenticator: TokenAuthenticator, transactions: Transactions, tasks: TaskUseCases
+    ) -> None:
+        super().__init__(authenticator, transactions)
+        self.tasks = tasks
+        self.commands = TaskCommands(transactions, tasks)
+
+    @rpc
+    def CreateTaskCheckpoint(
+        self,
+        request: task_pb.CreateTaskCheckpointRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> task_pb.CreateTaskCheckpointResponse:
+        task_id = ct.parse_task_name(request.parent, "parent")
+        draft = ct.checkpoint_draft(request.checkpoint)
+
+        def present(task: Task, checkpoint: TaskCheckpoint) -> task_pb.CreateTaskCheckpointResponse:
+            return task_pb.CreateTaskCheckpointResponse(
+                checkpoint=ct.checkpoint_proto(task_id, checkpoint),
+                task=ct.task_proto(task, self.tasks.purge_time(task)),
+            )
+
+        return self.commands.checkpoint(
+            identity,
+            request_key("CreateTaskCheckpoint", request, task_pb.CreateTaskCheckpointResponse),
+            task_id,
+            draft,
+            present,
+        )
+
+    @rpc
+    def GetTask(
+        self, request: task_pb.GetTaskRequest, context: grpc.ServicerContext, identity: Identity
+    ) -> task_pb.GetTaskResponse:
+        task_id = ct.parse_task_name(request.name, "name")
+        task = self.tx.read(identity, lambda uow: self.tasks.get(uow, identity, task_id))
+        return task_pb.GetTaskResponse(task=ct.task_proto(task, self.tasks.purge_time(task)))
+
+    @rpc
+    def ListTaskCheckpoints(
+        self,
+        request: task_pb.ListTaskCheckpointsRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> task_pb.ListTaskCheckpointsResponse:
+        task_id = ct.parse_task_name(request.parent, "parent")
+        page = self.pages.page(request, identity, [ORDINAL])
+        after = page.after[0] if page.after else 0
+        checkpoints, more = self.tx.read(
+            identity, lambda uow: self.tasks.history(uow, identity, task_id, after, page.size)
+        )
+        token = page.next_token(checkpoints[-1].sequence) if more else ""
+        return task_pb.ListTaskCheckpointsResponse(
+            checkpoints=[ct.checkpoint_proto(task_id, c) for c in checkpoints],
+            next_page_token=token,
+        )
+
+    @rpc
+    def EndTask(
+        self, request: task_pb.EndTaskRequest, context: grpc.ServicerContext, identity: Identity
+    ) -> task_pb.EndTaskResponse:
+        task_id = ct.parse_task_name(request.name, "name")
+        outcome = ct.TASK_STATES.required(request.outcome, "outcome")
+
+        def present(task: Task) -> task_pb.EndTaskResponse:
+            return task_pb.EndTaskResponse(task=ct.task_proto(task, self.tasks.purge_time(task)))
+
+        return self.commands.end(
+            identity,
+            request_key("EndTask", request, task_pb.EndTaskResponse),
+            task_id,
+            outcome,
+            present,
+        )
