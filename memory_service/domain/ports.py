@@ -171,8 +171,9 @@ class IdempotencyRepository(Protocol):
 class TaskRepository(Protocol):
     """Tasks are keyed by (owner, id), like conversations."""
 
-    def get(self, owner_user_id: str, task_id: str) -> Task | None:
-        """The task with its current (latest) checkpoint."""
+    def get(self, owner_user_id: str, task_id: str, *, lock: bool = False) -> Task | None:
+        """The task with its current (latest) checkpoint; `lock` holds it for this write
+        transaction, so concurrent writers of one task take turns."""
 
     def owners_of(self, task_id: str, limit: int) -> list[str]:
         """Users who have a task of this id (for admins)."""

@@ -88,7 +88,7 @@ class TaskUseCases:
         check_draft(draft)
         self._secrets.refuse("checkpoint.status_text", draft.status_text)
         self._secrets.refuse("checkpoint.payload", payload_lines(draft.payload_json))
-        task = uow.tasks.get(identity.user_id, task_id)
+        task = uow.tasks.get(identity.user_id, task_id, lock=True)
         if task is not None and task.state is not TaskState.OPEN:
             raise FailedPrecondition(f"tasks/{task_id} has ended", reason=ENDED)
         checkpoint = TaskCheckpoint(
@@ -109,12 +109,20 @@ class TaskUseCases:
         uow.tasks.update(saved, expected=task)
         return saved, checkpoint
 
-    def get(self, uow: UnitOfWork, identity: Identity, task_id: str, field: str = "name") -> Task:
-        own = uow.tasks.get(identity.user_id, task_id)
+    def get(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        task_id: str,
+        field: str = "name",
+        *,
+        lock: bool = False,
+    ) -> Task:
+        own = uow.tasks.get(identity.user_id, task_id, lock=lock)
         if own is not None:
             return own
         owner = self._owner(uow, identity, task_id, field, own=False)
-        task = uow.tasks.get(owner, task_id)
+        task = uow.tasks.get(owner, task_id, lock=lock)
         if task is None:  # purged between the two reads
             raise NotFound(f"tasks/{task_id}")
         return task
@@ -133,7 +141,7 @@ class TaskUseCases:
         """Completed or cancelled, once: the same outcome again returns the task unchanged."""
         if outcome is TaskState.OPEN:
             raise InvalidArgument("outcome", "must be TASK_STATE_COMPLETED or TASK_STATE_CANCELLED")
-        task = self.get(uow, identity, task_id)
+        task = self.get(uow, identity, task_id, lock=True)
         if task.state is outcome:
             return task
         if task.state is not TaskState.OPEN:

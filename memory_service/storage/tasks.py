@@ -15,12 +15,13 @@ from memory_service.storage.repositories import TenantScoped
 
 
 class SqlTaskRepository(TenantScoped):
-    def get(self, owner_user_id: str, task_id: str) -> Task | None:
-        row = self._session.execute(
-            self._select(TaskRow).where(
-                TaskRow.owner_user_id == owner_user_id, TaskRow.id == task_id
-            )
-        ).first()
+    def get(self, owner_user_id: str, task_id: str, *, lock: bool = False) -> Task | None:
+        statement = self._select(TaskRow).where(
+            TaskRow.owner_user_id == owner_user_id, TaskRow.id == task_id
+        )
+        if lock:  # writers of one task queue here instead of colliding on the next number
+            statement = statement.with_for_update()
+        row = self._session.execute(statement).first()
         if row is None:
             return None
         current = None

@@ -5,13 +5,20 @@ oversized or secret-bearing checkpoints are refused field by field; a replay app
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 import pytest
 from crmmem.memory.v1 import context_service_pb2 as ctx_pb
 from google.protobuf import struct_pb2
 
-from tests.e2e.helpers import expect_error, expect_invalid, not_found_signature
+from tests.e2e.helpers import (
+    error_info,
+    expect_error,
+    expect_invalid,
+    not_found_signature,
+    to_dt,
+)
 from tests.e2e.test_tasks import (
     COMPLETED,
     checkpoint,
@@ -179,3 +186,46 @@ def test_a_task_state_never_enters_recall_or_memory(alice: Client) -> None:
     assert context.task_state.current_checkpoint.status_text
     assert list(context.memories) == []
     assert list(context.excluded) == []
+
+
+def test_concurrent_checkpoints_of_one_task_all_land_once_in_order(alice: Client) -> None:
+    """Eight writers at once: each checkpoint gets its own number, none is lost or doubled."""
+    task = new_task()
+    checkpoint(alice, task, 1, "started")
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        replies = list(
+            pool.map(
+                lambda n: checkpoint(alice, task, n, f"step {n}", request_id=str(uuid.uuid4())),
+                range(2, 10),
+            )
+        )
+    numbers = sorted(int(r.checkpoint.name.rsplit("/", 1)[1]) for r in replies)
+    assert numbers == list(range(2, 10))
+    written = history(alice, task)
+    assert [c.name.rsplit("/", 1)[1] for c in written] == [str(n) for n in range(1, 10)]
+    assert sorted(c.step for c in written) == list(range(1, 10))
+    assert get_task(alice, task).checkpoint_count == 9
+
+
+def test_ending_while_checkpoints_arrive_leaves_no_checkpoint_after_the_end(
+    alice: Client,
+) -> None:
+    task = new_task()
+    checkpoint(alice, task, 1, "started")
+
+    def write(n: int) -> str:
+        try:
+            checkpoint(alice, task, n, f"step {n}")
+        except grpc.RpcError as error:
+            return error_info(error).reason
+        return "OK"
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        writes = [pool.submit(write, n) for n in range(2, 8)]
+        ended = end(alice, task, COMPLETED)
+        outcomes = [w.result() for w in writes]
+    assert set(outcomes) <= {"OK", "TASK_ENDED"}
+    final = get_task(alice, task)
+    assert final.state == COMPLETED
+    assert final.checkpoint_count == 1 + outcomes.count("OK")
+    assert all(to_dt(c.create_time) <= to_dt(ended.end_time) for c in history(alice, task))
