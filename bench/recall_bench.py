@@ -68,13 +68,15 @@ def memory_text(rng: random.Random) -> tuple[str, str]:
     return key, template.format(**{k: rng.choice(v) for k, v in WORDS.items()})
 
 
-def start_sidecar(workdir: Path, listen: str = "127.0.0.1:0") -> ServerProcess:
+def start_sidecar(
+    workdir: Path, listen: str = "127.0.0.1:0", startup_timeout: float = 180
+) -> ServerProcess:
     env = {
         "RETRIEVAL_LISTEN": listen,
         "RETRIEVAL_DATA_DIR": str(workdir / "retrieval"),
         "RETRIEVAL_SHARED_SECRET": TEST_RETRIEVAL_SECRET,
     }
-    return start_server("retrieval_service", env, workdir, startup_timeout=180)
+    return start_server("retrieval_service", env, workdir, startup_timeout=startup_timeout)
 
 
 def ingest(
