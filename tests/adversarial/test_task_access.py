@@ -17,7 +17,6 @@ from tests.e2e.helpers import (
     expect_error,
     expect_invalid,
     not_found_signature,
-    to_dt,
 )
 from tests.e2e.test_tasks import (
     COMPLETED,
@@ -228,4 +227,7 @@ def test_ending_while_checkpoints_arrive_leaves_no_checkpoint_after_the_end(
     final = get_task(alice, task)
     assert final.state == COMPLETED
     assert final.checkpoint_count == 1 + outcomes.count("OK")
-    assert all(to_dt(c.create_time) <= to_dt(ended.end_time) for c in history(alice, task))
+    # Every checkpoint that got in was serialized before the end (the rest saw TASK_ENDED);
+    # their clocks were read before they queued, so times are not compared.
+    assert len(history(alice, task)) == final.checkpoint_count
+    assert ended.checkpoint_count == final.checkpoint_count
