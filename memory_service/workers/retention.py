@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from crmmem_runtime.telemetry import failure_summary
 from memory_service.domain.model import utcnow
-from memory_service.telemetry import failure_summary
 
 log = logging.getLogger(__name__)
 
