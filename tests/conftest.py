@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,6 +81,30 @@ def start_retrieval(workdir: Path, **env: str) -> ServerProcess:
     return start_server(
         "retrieval_service", retrieval_env(workdir, **env), workdir, startup_timeout=180
     )
+
+
+@contextlib.contextmanager
+def memory_with_own_sidecar(
+    backend: str, workdir: Path
+) -> Iterator[tuple[ServerProcess, ServerProcess]]:
+    """A memory service at default settings with a sidecar of its own, for tests that stop,
+    hang or wipe the sidecar. A sidecar a test suspended is resumed before it is stopped."""
+    sidecar = start_retrieval(workdir / "sidecar")
+    try:
+        with database_url(backend, workdir)() as url:
+            memory = start_server(
+                "memory_service",
+                memory_env(url, MEMORY_RETRIEVAL_ADDRESS=sidecar.address),
+                workdir / "memory",
+            )
+            try:
+                yield memory, sidecar
+            finally:
+                memory.stop()
+    finally:
+        if sidecar.process.poll() is None:
+            os.kill(sidecar.process.pid, signal.SIGCONT)
+        sidecar.stop()
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ from memory_service.domain.errors import (
     Aborted,
     FailedPrecondition,
     InvalidArgument,
+    Reason,
     WriteConflict,
 )
 from memory_service.domain.model import Identity, utcnow
@@ -105,11 +106,11 @@ class Transactions:
             raise InvalidArgument(
                 "request_id",
                 "was already used for a different request",
-                reason="REQUEST_ID_REUSED",
+                reason=Reason.REQUEST_ID_REUSED,
             )
         if stored.redacted:
             raise FailedPrecondition(
                 "the memory or import item this request showed has since been deleted",
-                reason="MEMORY_DELETED",
+                reason=Reason.MEMORY_DELETED,
             )
         return stored.response

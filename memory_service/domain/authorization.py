@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Protocol
 
-from memory_service.domain.errors import InvalidArgument, NotFound, PermissionDenied
+from memory_service.domain.errors import InvalidArgument, NotFound, PermissionDenied, Reason
 from memory_service.domain.model import DOCUMENT_CONNECTOR_ROLE, Identity, Scope, ScopeType
 from memory_service.domain.ports import UnitOfWork, Visibility
 from memory_service.domain.rules import normalize_for_match
@@ -94,7 +94,9 @@ class AccessPolicy:
 def require_admin(identity: Identity) -> None:
     if not identity.is_admin:
         raise PermissionDenied(
-            "this call needs the admin role", reason="ROLE_REQUIRED", metadata={"role": "admin"}
+            "this call needs the admin role",
+            reason=Reason.ROLE_REQUIRED,
+            metadata={"role": "admin"},
         )
 
 
@@ -104,7 +106,7 @@ def require_document_connector(identity: Identity) -> None:
     if not (identity.is_admin or DOCUMENT_CONNECTOR_ROLE in identity.roles):
         raise PermissionDenied(
             f"this call needs the admin or the {DOCUMENT_CONNECTOR_ROLE} role",
-            reason="ROLE_REQUIRED",
+            reason=Reason.ROLE_REQUIRED,
             metadata={"role": f"admin|{DOCUMENT_CONNECTOR_ROLE}"},
         )
 

@@ -9,9 +9,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memory_service.domain import rules
+from memory_service.domain import conversations, names, rules
 from memory_service.domain.authorization import AccessPolicy
-from memory_service.domain.errors import NotFound
 from memory_service.domain.model import (
     Identity,
     Memory,
@@ -130,9 +129,7 @@ class ContextBuilder:
     def build(self, uow: UnitOfWork, identity: Identity, request: ContextRequest) -> Context:
         context = Context(request.instant)
         if request.conversation_id:
-            owner = identity.user_id
-            if uow.transcript.get_conversation(owner, request.conversation_id) is None:
-                raise NotFound(f"conversations/{request.conversation_id}")
+            owner = conversations.require_own(uow, identity, request.conversation_id)
             context.window = uow.transcript.recent_messages(
                 owner, request.conversation_id, request.window_size
             )
@@ -220,7 +217,7 @@ class ContextBuilder:
                 else:
                     reason = ExclusionReason.EXPIRED
             if reason is not None:
-                excluded.append((f"memories/{memory.id}/revisions/{revision.number}", reason))
+                excluded.append((names.revision(memory.id, revision.number), reason))
         return excluded
 
     @staticmethod
@@ -250,8 +247,8 @@ class ContextBuilder:
             parents.append((ParentType.TASK, request.task_id))
         shadowed = []
         for parent in parents:
-            for override in self._overrides.active_unchecked(
-                uow, identity, parent, request.instant
+            for override in self._overrides.active(
+                uow, identity, parent, request.instant, parent_checked=True
             ):
                 default = next(
                     (

@@ -1,7 +1,13 @@
-"""Domain failures. The transport maps each class to one gRPC code and its reason to ErrorInfo."""
+"""Domain failures. The transport maps each class to one gRPC code and its reason to ErrorInfo.
+
+`Reason` is the `crmmem.memory.v1.ErrorReason` enum of `error_reason.proto`, member for member
+and number for number (a unit test compares them both ways); docs/errors.md says what a client
+does with each.
+"""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -9,13 +15,49 @@ if TYPE_CHECKING:
     from memory_service.domain.model import Memory
 
 
-class DomainError(Exception):
-    """A failure the caller can act on. `reason` is an ErrorReason name without its prefix."""
+class Reason(enum.IntEnum):
+    """Values of `google.rpc.ErrorInfo.reason`: the proto's names without the `ERROR_REASON_`
+    prefix, with the proto's numbers."""
 
-    reason: str = "INTERNAL"
+    FIELD_INVALID = 1
+    EVIDENCE_NOT_FOUND = 2
+    QUOTE_NOT_IN_EVIDENCE = 3
+    SPEAKER_MISMATCH = 4
+    REQUEST_ID_REUSED = 5
+    ETAG_MISMATCH = 6
+    NOT_FOUND = 7
+    MEMORY_EXISTS = 8
+    TOKEN_INVALID = 9
+    ROLE_REQUIRED = 10
+    WRITE_NOT_ALLOWED = 11
+    NOT_CANDIDATE = 12
+    SUBJECT_CONFIRMATION_REQUIRED = 13
+    MEMORY_DELETED = 14
+    DEADLINE_EXCEEDED = 15
+    INTERNAL = 16
+    SEARCH_UNAVAILABLE = 17
+    STALE_EVIDENCE = 18
+    UNGROUNDED = 19
+    SECRET_DETECTED = 20
+    TOO_MANY_PENDING_IMPORTS = 21
+    DATABASE_UNAVAILABLE = 22
+    OUTCOME_UNKNOWN = 23
+    TENANT_NOT_EMPTY = 24
+    NOT_IN_CONFLICT = 25
+    TASK_ENDED = 26
+
+
+class DomainError(Exception):
+    """A failure the caller can act on, with the reason a client switches on."""
+
+    reason: Reason = Reason.INTERNAL
 
     def __init__(
-        self, message: str, *, reason: str | None = None, metadata: dict[str, str] | None = None
+        self,
+        message: str,
+        *,
+        reason: Reason | None = None,
+        metadata: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -31,14 +73,14 @@ class FieldViolation:
 
 
 class InvalidArgument(DomainError):
-    reason = "FIELD_INVALID"
+    reason = Reason.FIELD_INVALID
 
     def __init__(
         self,
         field: str,
         description: str,
         *,
-        reason: str | None = None,
+        reason: Reason | None = None,
         more: list[FieldViolation] | None = None,
     ) -> None:
         super().__init__(f"{field}: {description}", reason=reason, metadata={"field": field})
@@ -48,20 +90,20 @@ class InvalidArgument(DomainError):
 class NotFound(DomainError):
     """Missing, or invisible to the caller: both answer identically."""
 
-    reason = "NOT_FOUND"
+    reason = Reason.NOT_FOUND
 
     def __init__(self, resource: str) -> None:
         super().__init__(f"{resource} not found", metadata={"resource": resource})
 
 
 class AlreadyExists(DomainError):
-    reason = "MEMORY_EXISTS"
+    reason = Reason.MEMORY_EXISTS
 
 
 class Aborted(DomainError):
     """A concurrency guard failed; `current` is what the caller should re-read."""
 
-    reason = "ETAG_MISMATCH"
+    reason = Reason.ETAG_MISMATCH
 
     def __init__(self, message: str, current: Memory | None, metadata: dict[str, str]) -> None:
         super().__init__(message, metadata=metadata)
@@ -69,19 +111,19 @@ class Aborted(DomainError):
 
 
 class PermissionDenied(DomainError):
-    reason = "WRITE_NOT_ALLOWED"
+    reason = Reason.WRITE_NOT_ALLOWED
 
 
 class FailedPrecondition(DomainError):
-    reason = "NOT_CANDIDATE"
+    reason = Reason.NOT_CANDIDATE
 
 
 class Unauthenticated(DomainError):
-    reason = "TOKEN_INVALID"
+    reason = Reason.TOKEN_INVALID
 
 
 class DeadlineExceeded(DomainError):
-    reason = "DEADLINE_EXCEEDED"
+    reason = Reason.DEADLINE_EXCEEDED
 
 
 class WriteConflict(Exception):
@@ -91,19 +133,19 @@ class WriteConflict(Exception):
 class Unavailable(DomainError):
     """A dependency (the search sidecar) cannot be reached; retrying later can succeed."""
 
-    reason = "SEARCH_UNAVAILABLE"
+    reason = Reason.SEARCH_UNAVAILABLE
 
 
 class ResourceExhausted(DomainError):
     """A per-caller quota is used up; retrying after the quota frees can succeed."""
 
-    reason = "TOO_MANY_PENDING_IMPORTS"
+    reason = Reason.TOO_MANY_PENDING_IMPORTS
 
 
 class DatabaseUnavailable(Unavailable):
     """The database did not answer before anything committed: nothing was changed."""
 
-    reason = "DATABASE_UNAVAILABLE"
+    reason = Reason.DATABASE_UNAVAILABLE
 
     def __init__(self) -> None:
         super().__init__("the database cannot be reached; nothing was changed; retry")
@@ -113,7 +155,7 @@ class OutcomeUnknown(Unavailable):
     """The connection failed while committing, so the write may or may not have been applied.
     A retry with the same request_id is safe: it replays the stored response or applies once."""
 
-    reason = "OUTCOME_UNKNOWN"
+    reason = Reason.OUTCOME_UNKNOWN
 
     def __init__(self) -> None:
         super().__init__(

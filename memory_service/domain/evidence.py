@@ -18,7 +18,6 @@ from datetime import datetime
 from memory_service.domain import rules
 from memory_service.domain.model import Memory, Revision, RevisionStatus
 
-STALE_EVIDENCE = "STALE_EVIDENCE"
 UNGROUNDED = "UNGROUNDED"
 
 # --- stale evidence ------------------------------------------------------------------------------
@@ -28,6 +27,13 @@ def said_time(revision: Revision) -> datetime:
     """When a revision's evidence was said; no later than the revision was written."""
     said = revision.provenance.source_time
     return revision.create_time if said is None else min(said, revision.create_time)
+
+
+def offered_time(revision: Revision) -> datetime | None:
+    """When a stored revision's evidence was said, offered again to hold its key (a confirmation,
+    a restore): no later than the revision was written, and unknown stays unknown (old)."""
+    said = revision.provenance.source_time
+    return None if said is None else min(said, revision.create_time)
 
 
 def evidence_time(claimed: datetime | None, recorded: datetime | None) -> datetime | None:
@@ -43,6 +49,16 @@ def archive_time(claimed: datetime | None, uploaded: datetime) -> datetime | Non
     """When an archived statement was said: what the archive claims, but no later than the
     upload (an archive cannot hold what was said after it). Unknown stays unknown."""
     return None if claimed is None else min(claimed, uploaded)
+
+
+@dataclass(frozen=True)
+class Offered:
+    """Evidence offered to write `value` to a key."""
+
+    said: datetime | None  # when it was said; None when unknown, which counts as old
+    value: str
+    subject_statement: bool  # the subject's own words (authority.py) may bring a value back
+    ref: str = ""  # its name, to refuse evidence that underlies a deleted memory
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
+from memory_service.domain import names
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.etags import etag_of
 from memory_service.domain.model import (
@@ -29,7 +30,6 @@ from memory_service.domain.model import (
     SkipReason,
 )
 from memory_service.domain.ports import MemoryQuery, UnitOfWork, Visibility
-from memory_service.domain.services import MESSAGE_NAME
 
 SCHEMA_ID = "crmmem.memory-export/v2"
 SCHEMA_VERSION = "2.0"
@@ -53,9 +53,9 @@ def content_hash(text: str) -> str:
 def evidence_parts(evidence_type: EvidenceType, ref: str) -> tuple[str | None, str | None]:
     """(conversation_ref, message_ref) of a transcript message reference, else (None, None)."""
     if evidence_type is EvidenceType.TRANSCRIPT_MESSAGE:
-        match = MESSAGE_NAME.fullmatch(ref)
-        if match:
-            return f"conversations/{match.group(1)}", match.group(2)
+        ids = names.MESSAGE.match(ref)
+        if ids:
+            return names.conversation(ids[0]), ids[1]
     return None, None
 
 
@@ -316,12 +316,12 @@ class ExportUseCases:
         after = ""
         while memories := read(partial(_memories, query, after)):
             cited = [
-                match.group(2)
+                ids[1]
                 for memory in memories
                 for revision in memory.revisions
                 if revision.provenance.evidence.type is EvidenceType.TRANSCRIPT_MESSAGE
-                and (match := MESSAGE_NAME.fullmatch(revision.provenance.evidence.ref))
-                and match.group(2) not in shown
+                and (ids := names.MESSAGE.match(revision.provenance.evidence.ref))
+                and ids[1] not in shown
             ]
             if cited:
                 messages = read(partial(_messages, cited))

@@ -141,15 +141,6 @@ class Revision:
     # When the document it cites was reported at another version; None while it is current.
     source_change_time: datetime | None = None
 
-    @property
-    def inferred(self) -> bool:
-        """True unless the value rests on the subject's own words."""
-        return not (
-            self.provenance.speaker is Speaker.USER
-            and self.provenance.method
-            in (ProvenanceMethod.USER_STATEMENT, ProvenanceMethod.USER_CONFIRMATION)
-        )
-
 
 @dataclass
 class Memory:

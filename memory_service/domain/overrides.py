@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from memory_service.domain import authority, conversations, names
 from memory_service.domain.authorization import AccessPolicy
 from memory_service.domain.errors import InvalidArgument, NotFound
 from memory_service.domain.model import (
@@ -21,11 +22,6 @@ from memory_service.domain.secrets import SecretDetector
 
 MAX_OVERRIDE_LIFETIME = timedelta(days=30)
 MIN_TTL_SECONDS = 60
-COLLECTIONS = {ParentType.CONVERSATION: "conversations", ParentType.TASK: "tasks"}
-
-
-def override_name(parent_type: ParentType, parent_id: str, override_id: str) -> str:
-    return f"{COLLECTIONS[parent_type]}/{parent_id}/overrides/{override_id}"
 
 
 def visible_author(identity: Identity, parent_type: ParentType) -> str | None:
@@ -96,9 +92,7 @@ class OverrideUseCases:
         parent_type, parent_id = parent
         self._secrets.refuse("override.value", draft.value)
         self.require_parent(uow, identity, parent_type, parent_id)
-        scope = draft.scope
-        if scope.type is ScopeType.USER and not scope.id:
-            scope = Scope(ScopeType.USER, identity.user_id)
+        scope = authority.default_subject(draft.scope, identity)
         if not self._policy.can_read(uow, identity, scope) or (
             scope.type is ScopeType.USER and scope.id != identity.user_id
         ):
@@ -128,22 +122,14 @@ class OverrideUseCases:
         instant: datetime,
         after_id: str = "",
         limit: int = 1000,
+        *,
+        parent_checked: bool = False,
     ) -> list[Override]:
+        """The overrides in force on `parent` that the caller may see. `parent_checked` skips
+        the parent check for callers that made it already (the context builder)."""
         parent_type, parent_id = parent
-        self.require_parent(uow, identity, parent_type, parent_id)
-        return self.active_unchecked(uow, identity, parent, instant, after_id, limit)
-
-    @staticmethod
-    def active_unchecked(
-        uow: UnitOfWork,
-        identity: Identity,
-        parent: tuple[ParentType, str],
-        instant: datetime,
-        after_id: str = "",
-        limit: int = 1000,
-    ) -> list[Override]:
-        """For callers that already checked the parent (the context builder)."""
-        parent_type, parent_id = parent
+        if not parent_checked:
+            self.require_parent(uow, identity, parent_type, parent_id)
         # The filter runs in SQL, before the limit, so nobody can crowd out the caller's own.
         author = visible_author(identity, parent_type)
         return uow.overrides.active(parent_type, parent_id, instant, after_id, limit, author)
@@ -160,7 +146,7 @@ class OverrideUseCases:
             or (override.parent_type, override.parent_id) != (parent_type, parent_id)
             or (author is not None and override.author_user_id != author)
         ):
-            raise NotFound(override_name(*name))
+            raise NotFound(names.override(*name))
         return override
 
     def delete(
@@ -169,15 +155,12 @@ class OverrideUseCases:
         """Ends an override at once; whoever may read it may delete it."""
         override = self.get(uow, identity, name)
         if not uow.overrides.remove(override.id):
-            raise NotFound(override_name(*name))
+            raise NotFound(names.override(*name))
         return override
 
     @staticmethod
     def require_parent(
         uow: UnitOfWork, identity: Identity, parent_type: ParentType, parent_id: str
     ) -> None:
-        if (
-            parent_type is ParentType.CONVERSATION
-            and uow.transcript.get_conversation(identity.user_id, parent_id) is None
-        ):
-            raise NotFound(f"conversations/{parent_id}")
+        if parent_type is ParentType.CONVERSATION:
+            conversations.require_own(uow, identity, parent_id)

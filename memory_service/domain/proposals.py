@@ -7,7 +7,7 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory_service.domain import evidence, language, rules
+from memory_service.domain import authority, evidence, language, names, rules
 from memory_service.domain.authorization import AccessPolicy
 from memory_service.domain.model import (
     EvidenceRef,
@@ -102,9 +102,7 @@ class ProposalUseCases:
             return Outcome(
                 Decision.REFUSED_SECRET, f"contains a secret ({secret}); nothing was kept"
             )
-        scope = proposal.scope
-        if scope.type is ScopeType.USER and not scope.id:
-            scope = Scope(ScopeType.USER, identity.user_id)
+        scope = authority.default_subject(proposal.scope, identity)
         refusal = self._subject_refusal(uow, identity, scope, primary)
         if refusal:
             return Outcome(Decision.REFUSED_SUBJECT, refusal)
@@ -118,7 +116,7 @@ class ProposalUseCases:
                     proposal.key_context,
                     scope,
                     proposal.value,
-                    self._name(primary),
+                    names.message(primary.conversation_id, primary.id),
                 ),
                 Expiry(end_of_day_time_zone="UTC"),
                 now,
@@ -130,16 +128,11 @@ class ProposalUseCases:
                 override=override,
             )
         existing = uow.memories.find_live(scope, proposal.key, proposal.key_context)
-        stale = self._memories.staleness(
-            uow,
-            scope,
-            proposal.key,
-            proposal.key_context,
-            existing,
-            self._resolved(primary, proposal.method),
-            proposal.value,
-            now,
+        offered = self._memories.offered(
+            self._resolved(primary, proposal.method), scope, proposal.value
         )
+        held = existing or (scope, proposal.key, proposal.key_context)
+        stale = self._memories.staleness(uow, held, offered, now)
         if stale:
             return Outcome(Decision.REFUSED_STALE, stale)
         if existing is not None:
@@ -179,14 +172,14 @@ class ProposalUseCases:
             ProvenanceDraft(
                 None,
                 proposal.method,
-                EvidenceRef(EvidenceType.TRANSCRIPT_MESSAGE, self._name(primary)),
+                EvidenceRef(
+                    EvidenceType.TRANSCRIPT_MESSAGE,
+                    names.message(primary.conversation_id, primary.id),
+                ),
             ),
         )
-        explicit_user_correction = (
-            existing is not None
-            and primary.speaker is Speaker.USER
-            and proposal.method
-            in (ProvenanceMethod.USER_STATEMENT, ProvenanceMethod.USER_CONFIRMATION)
+        explicit_user_correction = existing is not None and authority.user_said_it(
+            primary.speaker, proposal.method
         )
         apply = explicit_user_correction and self._apply
         if existing is None:
@@ -223,12 +216,10 @@ class ProposalUseCases:
 
     @classmethod
     def _resolved(cls, message: Message, method: ProvenanceMethod) -> ResolvedEvidence:
-        ref = EvidenceRef(EvidenceType.TRANSCRIPT_MESSAGE, cls._name(message))
+        ref = EvidenceRef(
+            EvidenceType.TRANSCRIPT_MESSAGE, names.message(message.conversation_id, message.id)
+        )
         provenance = Provenance(message.speaker, method, ref, "", message.create_time)
         return ResolvedEvidence(
             provenance, message.author_user_id, message.text, message.create_time
         )
-
-    @staticmethod
-    def _name(message: Message) -> str:
-        return f"conversations/{message.conversation_id}/messages/{message.id}"

@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from itertools import combinations
 
-from memory_service.domain import rules
+from memory_service.domain import names, rules
 from memory_service.domain.authorization import AccessPolicy
-from memory_service.domain.errors import FailedPrecondition, InvalidArgument, NotFound
+from memory_service.domain.errors import FailedPrecondition, InvalidArgument, NotFound, Reason
 from memory_service.domain.model import (
     EvidenceRef,
     EvidenceType,
@@ -36,7 +36,7 @@ from memory_service.domain.model import (
     Speaker,
 )
 from memory_service.domain.ports import UnitOfWork
-from memory_service.domain.services import MemoryUseCases, memory_name
+from memory_service.domain.services import MemoryUseCases
 
 MAX_UNUSED_DAYS = 3650
 # Memories read to find conflicts in one call: live memories whose key another scope shares.
@@ -287,13 +287,13 @@ class ReviewUseCases:
         try:
             kept = self._memories.get(uow, identity, kept_id)
         except NotFound:
-            raise NotFound(memory_name(kept_id)) from None
+            raise NotFound(names.memory(kept_id)) from None
         self._policy.require_write(uow, identity, loser.scope)
         if expected_version is not None and loser.version != expected_version:
             raise self._memories._stale(loser)
         if not self.in_conflict(uow, loser, kept, now):
             raise FailedPrecondition(
-                "these memories are not in conflict now", reason="NOT_IN_CONFLICT"
+                "these memories are not in conflict now", reason=Reason.NOT_IN_CONFLICT
             )
         replaced = rules.applicable_revision(loser, now)
         assert replaced is not None  # in_conflict says both apply
@@ -312,7 +312,7 @@ class ReviewUseCases:
             provenance=Provenance(
                 speaker=Speaker.USER,
                 method=ProvenanceMethod.REVIEW_DECISION,
-                evidence=EvidenceRef(EvidenceType.KEPT_MEMORY, memory_name(kept.id)),
+                evidence=EvidenceRef(EvidenceType.KEPT_MEMORY, names.memory(kept.id)),
                 source_time=now,
             ),
             create_time=now,

@@ -1,4 +1,4 @@
-"""Pure rules about time, state and authority. Each invariant of the spec has its rule here."""
+"""Pure rules about time and state; who may say what is in authority.py and authorization.py."""
 
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ from memory_service.domain.model import (
     EvidenceType,
     Memory,
     Provenance,
-    ProvenanceMethod,
     Revision,
     RevisionStatus,
-    Speaker,
 )
 
 # Whole-string patterns: always use them with `fullmatch` (with `match`, `$` also matches before
@@ -129,16 +127,6 @@ def source_changed(memory: Memory, instant: datetime) -> bool:
     """The applicable revision cites a document reported at another version since it was read."""
     revision = applicable_revision(memory, instant)
     return revision is not None and revision.source_change_time is not None
-
-
-def initial_status(speaker: Speaker, method: ProvenanceMethod) -> RevisionStatus:
-    """I5: only the subject's own words are authoritative without a confirmation."""
-    if speaker is Speaker.USER and method in (
-        ProvenanceMethod.USER_STATEMENT,
-        ProvenanceMethod.USER_CONFIRMATION,
-    ):
-        return RevisionStatus.ACTIVE
-    return RevisionStatus.CANDIDATE
 
 
 def supersede(memory: Memory, newcomer: Revision, effective_from: datetime) -> list[Revision]:

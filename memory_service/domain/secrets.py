@@ -29,10 +29,8 @@ import re
 import unicodedata
 from urllib.parse import unquote
 
-from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.errors import InvalidArgument, Reason
 from memory_service.domain.ports import SecretScanner
-
-REASON = "SECRET_DETECTED"
 
 # Nouns whose value is a word: "the password for the portal is X", "passwd=X".
 _WORD_NOUN = (
@@ -274,4 +272,4 @@ class SecretDetector:
             if evidence
             else f"contains a secret ({found}); nothing was kept"
         )
-        raise InvalidArgument(field, description, reason=REASON)
+        raise InvalidArgument(field, description, reason=Reason.SECRET_DETECTED)

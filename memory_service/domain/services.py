@@ -3,12 +3,11 @@ the change, its supersessions and its idempotency record together."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from memory_service.domain import evidence, indexing, rules
-from memory_service.domain.authorization import AccessPolicy, owner_for_reading, require_admin
+from memory_service.domain import authority, conversations, evidence, indexing, names, rules
+from memory_service.domain.authorization import AccessPolicy, require_admin
 from memory_service.domain.errors import (
     Aborted,
     AlreadyExists,
@@ -16,16 +15,17 @@ from memory_service.domain.errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
+    Reason,
 )
 from memory_service.domain.etags import etag_of
 from memory_service.domain.model import (
     Confirmation,
-    Conversation,
     Customer,
     CustomerGrant,
     EvidenceRef,
     EvidenceType,
     Identity,
+    ImportItem,
     Memory,
     MemoryKind,
     Message,
@@ -41,14 +41,6 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.ports import MemoryQuery, OutboxKind, UnitOfWork
 from memory_service.domain.secrets import SecretDetector
-
-# Whole-string patterns, used with `fullmatch` only (see rules.py).
-MESSAGE_NAME = re.compile(rf"conversations/({rules.CONVERSATION_ID})/messages/({rules.MEMORY_ID})")
-IMPORT_ITEM_NAME = re.compile(rf"importBatches/({rules.MEMORY_ID})/items/({rules.MEMORY_ID})")
-
-
-def memory_name(memory_id: str) -> str:
-    return f"memories/{memory_id}"
 
 
 @dataclass(frozen=True)
@@ -131,26 +123,32 @@ class EvidenceResolver:
         field: str,
         now: datetime,
     ) -> ResolvedEvidence:
-        if draft.evidence.type is EvidenceType.IMPORT_ITEM:
-            return self._import_item(uow, identity, draft, f"{field}.import_item")
         if draft.evidence.type is EvidenceType.DOCUMENT:
             return self._document(uow, identity, draft, field, now)
-        if draft.evidence.type is not EvidenceType.TRANSCRIPT_MESSAGE:
+        if draft.evidence.type is EvidenceType.IMPORT_ITEM:
+            item = self._import_item(uow, identity, draft.evidence.ref, f"{field}.import_item")
+            said_by, text, author = item.speaker, item.text, item.user_id
+            recorded = item.source_time  # what the archive claims; unknown stays unknown
+        elif draft.evidence.type is EvidenceType.TRANSCRIPT_MESSAGE:
+            where = f"{field}.transcript_message"
+            message = self.message(uow, identity, draft.evidence.ref, where)
+            self._secrets.refuse(where, message.text, evidence=True)
+            said_by, text, author = message.speaker, message.text, message.author_user_id
+            recorded = message.create_time
+        else:
             raise InvalidArgument(
                 field, "needs evidence: transcript_message, import_item or document"
             )
-        message = self.message(uow, identity, draft.evidence.ref, f"{field}.transcript_message")
-        self._secrets.refuse(f"{field}.transcript_message", message.text, evidence=True)
-        self.check_claims(draft, field, message.speaker, message.text)
+        self.check_claims(draft, field, said_by, text)
         provenance = Provenance(
-            speaker=message.speaker,
+            speaker=said_by,
             method=draft.method,
             evidence=draft.evidence,
             quote=draft.quote,
-            source_time=draft.source_time or message.create_time,
+            source_time=draft.source_time or recorded,
         )
-        said = evidence.evidence_time(draft.source_time, message.create_time)
-        return ResolvedEvidence(provenance, message.author_user_id, message.text, said)
+        said = evidence.evidence_time(draft.source_time, recorded)
+        return ResolvedEvidence(provenance, author, text, said)
 
     @staticmethod
     def check_claims(draft: ProvenanceDraft, field: str, said_by: Speaker, text: str) -> None:
@@ -159,11 +157,13 @@ class EvidenceResolver:
             raise InvalidArgument(
                 f"{field}.speaker",
                 f"the evidence was said by {said_by.value}, not {draft.speaker.value}",
-                reason="SPEAKER_MISMATCH",
+                reason=Reason.SPEAKER_MISMATCH,
             )
         if draft.quote and not rules.quote_occurs(draft.quote, text):
             raise InvalidArgument(
-                f"{field}.quote", "does not occur in the evidence", reason="QUOTE_NOT_IN_EVIDENCE"
+                f"{field}.quote",
+                "does not occur in the evidence",
+                reason=Reason.QUOTE_NOT_IN_EVIDENCE,
             )
 
     def _document(
@@ -197,44 +197,32 @@ class EvidenceResolver:
         )
 
     @staticmethod
-    def _import_item(
-        uow: UnitOfWork, identity: Identity, draft: ProvenanceDraft, field: str
-    ) -> ResolvedEvidence:
-        match = IMPORT_ITEM_NAME.fullmatch(draft.evidence.ref)
-        item = uow.imports.get_item(match.group(2)) if match else None
+    def _import_item(uow: UnitOfWork, identity: Identity, name: str, field: str) -> ImportItem:
+        """The caller's own import item that `name` names, with its text still kept."""
+        ids = names.IMPORT_ITEM.match(name)
+        item = uow.imports.get_item(ids[1]) if ids else None
         if (
             item is None
-            or match is None
-            or item.batch_id != match.group(1)
+            or ids is None
+            or item.batch_id != ids[0]
             or item.user_id != identity.user_id
             or not item.text
         ):
             raise InvalidArgument(
                 field,
-                f"{draft.evidence.ref!r} does not resolve to a stored import item",
-                reason="EVIDENCE_NOT_FOUND",
+                f"{name!r} does not resolve to a stored import item",
+                reason=Reason.EVIDENCE_NOT_FOUND,
             )
-        EvidenceResolver.check_claims(draft, field.rsplit(".", 1)[0], item.speaker, item.text)
-        provenance = Provenance(
-            speaker=item.speaker,
-            method=draft.method,
-            evidence=draft.evidence,
-            quote=draft.quote,
-            source_time=draft.source_time or item.source_time,  # unknown stays unknown
-        )
-        said = evidence.evidence_time(draft.source_time, item.source_time)
-        return ResolvedEvidence(provenance, item.user_id, item.text, said)
+        return item
 
     def message(self, uow: UnitOfWork, identity: Identity, name: str, field: str) -> Message:
-        match = MESSAGE_NAME.fullmatch(name)
-        if not match:
-            raise InvalidArgument(
-                field, "must look like conversations/{conversation}/messages/{message}"
-            )
-        message = readable_message(uow, identity, *match.groups())
+        conversation_id, message_id = names.parse_message(name, field)
+        message = conversations.readable_message(uow, identity, conversation_id, message_id)
         if message is None:
             raise InvalidArgument(
-                field, f"{name!r} does not resolve to stored evidence", reason="EVIDENCE_NOT_FOUND"
+                field,
+                f"{name!r} does not resolve to stored evidence",
+                reason=Reason.EVIDENCE_NOT_FOUND,
             )
         return message
 
@@ -269,8 +257,8 @@ class MemoryUseCases:
         after_id: str,
         limit: int,
         instant: datetime,
-    ) -> tuple[list[Memory], str]:
-        """A page of visible memories and the id to continue after ('' when done)."""
+    ) -> list[Memory]:
+        """Up to `limit` visible memories matching the filter, after `after_id` in id order."""
         query = MemoryQuery(
             visibility=self._policy.visibility(uow, identity),
             scope_type=memory_filter.scope_type,
@@ -289,10 +277,9 @@ class MemoryUseCases:
                 if self._matches(memory, memory_filter, instant):
                     page.append(memory)
                     if len(page) == limit:
-                        more = uow.memories.list_after(query, cursor, 1)
-                        return page, (cursor if more else "")
+                        return page
             if len(batch) < batch_size:
-                return page, ""
+                return page
 
     @staticmethod
     def _matches(memory: Memory, memory_filter: MemoryFilter, instant: datetime) -> bool:
@@ -320,9 +307,7 @@ class MemoryUseCases:
     ) -> tuple[Memory, Revision]:
         """`review` keeps even the subject's own words a CANDIDATE (proposals from extractors)."""
         self._refuse_secrets(command.revision)
-        scope = command.scope
-        if scope.type is ScopeType.USER and not scope.id:
-            scope = replace(scope, id=identity.user_id)
+        scope = authority.default_subject(command.scope, identity)
         self._policy.require_write(uow, identity, scope)
         draft = command.revision
         resolved = self._evidence.resolve(
@@ -332,12 +317,22 @@ class MemoryUseCases:
         if existing is not None:
             raise AlreadyExists(
                 "a live memory with this scope, key and key_context exists; correct it instead",
-                metadata={"memory": memory_name(existing.id)},
+                metadata={"memory": names.memory(existing.id)},
             )
         self.refuse_stale(
-            uow, scope, command.key, command.key_context, None, resolved, draft.value, now
+            uow,
+            (scope, command.key, command.key_context),
+            self.offered(resolved, scope, draft.value),
+            now,
         )
-        status, status_reason = self._status_for(scope, resolved, draft.value, review)
+        status, status_reason = authority.initial_status(
+            scope,
+            resolved.provenance,
+            resolved.author_user_id,
+            resolved.text,
+            draft.value,
+            review=review,
+        )
         memory = Memory(
             id=new_id(),
             tenant_id=uow.tenant_id,
@@ -385,10 +380,15 @@ class MemoryUseCases:
         resolved = self._evidence.resolve(
             uow, identity, draft.provenance, "revision.provenance", now
         )
-        self.refuse_stale(
-            uow, memory.scope, memory.key, memory.key_context, memory, resolved, draft.value, now
+        self.refuse_stale(uow, memory, self.offered(resolved, memory.scope, draft.value), now)
+        status, status_reason = authority.initial_status(
+            memory.scope,
+            resolved.provenance,
+            resolved.author_user_id,
+            resolved.text,
+            draft.value,
+            review=review,
         )
-        status, status_reason = self._status_for(memory.scope, resolved, draft.value, review)
         valid_from = draft.valid_from or now
         rules.check_interval(valid_from, draft.valid_until, "revision")
         self._claim(uow, memory, now)
@@ -425,8 +425,8 @@ class MemoryUseCases:
         now: datetime,
     ) -> tuple[Memory, Revision]:
         memory, revision = self._candidate(uow, identity, memory_id, number, expected_version)
-        known = revision.provenance.source_time is not None  # unknown times count as old
-        said = evidence.said_time(revision) if known else None
+        said = evidence.offered_time(revision)
+        evidence_ref = rules.evidence_lineage(revision.provenance)
         if confirming_message:
             message = self._evidence.message(
                 uow, identity, confirming_message, "transcript_message"
@@ -435,19 +435,12 @@ class MemoryUseCases:
                 raise InvalidArgument(
                     "transcript_message",
                     "a confirmation rests on the confirming user's own message",
-                    reason="SPEAKER_MISMATCH",
+                    reason=Reason.SPEAKER_MISMATCH,
                 )
-            said = message.create_time  # the subject says so again, now
-        stale = evidence.stale_evidence(
-            said,
-            self._history(uow, memory.scope, memory.key, memory.key_context, memory, ""),
-            revision.value,
-            subject_statement=True,
-            now=now,
-            exclude=revision,
-        )
-        if stale:
-            raise FailedPrecondition(stale, reason=evidence.STALE_EVIDENCE)
+            said, evidence_ref = message.create_time, confirming_message  # said again, now
+        # The subject confirming is the subject's own statement, whoever spoke first.
+        offered = evidence.Offered(said, revision.value, True, evidence_ref)
+        self.refuse_stale(uow, memory, offered, now, exclude=revision)
         self._claim(uow, memory, now)
         others_active = any(
             r.status is RevisionStatus.ACTIVE for r in memory.revisions if r is not revision
@@ -610,7 +603,7 @@ class MemoryUseCases:
             or memory.deleted
             or not self._policy.can_read(uow, identity, memory.scope)
         ):
-            raise NotFound(memory_name(memory_id))
+            raise NotFound(names.memory(memory_id))
         return memory
 
     def _candidate(
@@ -624,7 +617,7 @@ class MemoryUseCases:
         memory = self._visible(uow, identity, memory_id)
         revision = memory.revision(number)
         if revision is None:
-            raise NotFound(f"{memory_name(memory_id)}/revisions/{number}")
+            raise NotFound(names.revision(memory_id, number))
         subject_ok = (
             memory.scope.id == identity.user_id
             if memory.scope.type is ScopeType.USER
@@ -633,7 +626,7 @@ class MemoryUseCases:
         if not subject_ok:
             raise FailedPrecondition(
                 "only the memory's subject may confirm or reject its candidates",
-                reason="SUBJECT_CONFIRMATION_REQUIRED",
+                reason=Reason.SUBJECT_CONFIRMATION_REQUIRED,
             )
         if revision.status is not RevisionStatus.CANDIDATE:
             raise FailedPrecondition(f"revision {number} is {revision.status.value}, not CANDIDATE")
@@ -644,79 +637,55 @@ class MemoryUseCases:
     def refuse_stale(
         self,
         uow: UnitOfWork,
-        scope: Scope,
-        key: str,
-        key_context: str,
-        existing: Memory | None,
-        resolved: ResolvedEvidence,
-        value: str,
+        held: Memory | tuple[Scope, str, str],
+        offered: evidence.Offered,
         now: datetime,
+        *,
+        exclude: Revision | None = None,
     ) -> None:
-        stale = self.staleness(uow, scope, key, key_context, existing, resolved, value, now)
+        """FAILED_PRECONDITION `STALE_EVIDENCE` when the stale-evidence rule refuses."""
+        stale = self.staleness(uow, held, offered, now, exclude=exclude)
         if stale:
-            raise FailedPrecondition(stale, reason=evidence.STALE_EVIDENCE)
-
-    def staleness(
-        self,
-        uow: UnitOfWork,
-        scope: Scope,
-        key: str,
-        key_context: str,
-        existing: Memory | None,
-        resolved: ResolvedEvidence,
-        value: str,
-        now: datetime,
-    ) -> str:
-        """The stale-evidence rule (domain/evidence.py) against the key as stored now."""
-        provenance = resolved.provenance
-        lineage = rules.evidence_lineage(provenance)
-        history = self._history(uow, scope, key, key_context, existing, lineage)
-        subject_statement = (
-            rules.initial_status(provenance.speaker, provenance.method) is RevisionStatus.ACTIVE
-        )
-        return evidence.stale_evidence(
-            resolved.said, history, value, subject_statement=subject_statement, now=now
-        )
+            raise FailedPrecondition(stale, reason=Reason.STALE_EVIDENCE)
 
     @staticmethod
-    def _history(
+    def staleness(
         uow: UnitOfWork,
-        scope: Scope,
-        key: str,
-        key_context: str,
-        existing: Memory | None,
-        evidence_ref: str,
-    ) -> evidence.KeyHistory:
-        return evidence.KeyHistory(
+        held: Memory | tuple[Scope, str, str],
+        offered: evidence.Offered,
+        now: datetime,
+        *,
+        exclude: Revision | None = None,
+    ) -> str:
+        """The stale-evidence rule (domain/evidence.py) against the key as stored now, for every
+        path that writes: create, correct, confirm, propose, import confirmation and restore.
+        `held` is the live memory holding the key, or the key (scope, key, key_context) when
+        no live memory holds it."""
+        if isinstance(held, Memory):
+            existing: Memory | None = held
+            scope, key, key_context = held.scope, held.key, held.key_context
+        else:
+            existing, (scope, key, key_context) = None, held
+        history = evidence.KeyHistory(
             deleted_at=uow.memories.last_deletion(scope, key, key_context),
             memory=existing,
-            evidence_withdrawn=bool(evidence_ref) and uow.memories.deleted_lineage(evidence_ref),
+            evidence_withdrawn=bool(offered.ref) and uow.memories.deleted_lineage(offered.ref),
+        )
+        return evidence.stale_evidence(
+            offered.said,
+            history,
+            offered.value,
+            subject_statement=offered.subject_statement,
+            now=now,
+            exclude=exclude,
         )
 
     @staticmethod
-    def _status_for(
-        scope: Scope, resolved: ResolvedEvidence, value: str, review: bool = False
-    ) -> tuple[RevisionStatus, str]:
-        """ACTIVE only for the subject's own words that support the value; else why not.
-
-        A document is the subject's own words for customer and organization memory (the
-        writer, who may write that scope, vouches for citing it), never for a user's."""
+    def offered(resolved: ResolvedEvidence, scope: Scope, value: str) -> evidence.Offered:
+        """Resolved evidence offered to write `value` to a key of `scope`."""
         provenance = resolved.provenance
-        if provenance.method is ProvenanceMethod.DOCUMENT:
-            if scope.type is ScopeType.USER:
-                return RevisionStatus.CANDIDATE, "a document is not the user's own statement"
-        elif rules.initial_status(provenance.speaker, provenance.method) is not (
-            RevisionStatus.ACTIVE
-        ):
-            return RevisionStatus.CANDIDATE, "not the subject's own statement"
-        if scope.type is ScopeType.USER and resolved.author_user_id != scope.id:
-            return RevisionStatus.CANDIDATE, "somebody else's words are not the subject's"
-        ungrounded = evidence.grounding(value, provenance.quote, resolved.text)
-        if ungrounded:
-            return RevisionStatus.CANDIDATE, ungrounded
-        if review:
-            return RevisionStatus.CANDIDATE, "kept for review"
-        return RevisionStatus.ACTIVE, ""
+        own_words = not authority.subjects_own_words(provenance, scope, resolved.author_user_id)
+        return evidence.Offered(resolved.said, value, own_words, rules.evidence_lineage(provenance))
 
     def _check_version(self, uow: UnitOfWork, memory: Memory, expected_version: int) -> None:
         if memory.version != expected_version:
@@ -738,29 +707,9 @@ class MemoryUseCases:
             current,
             {
                 "current_etag": etag_of(current),
-                "current_revision": (
-                    f"{memory_name(current.id)}/revisions/{latest.number}" if latest else ""
-                ),
+                "current_revision": names.revision(current.id, latest.number) if latest else "",
             },
         )
-
-
-def readable_message(
-    uow: UnitOfWork, identity: Identity, conversation_id: str, message_id: str
-) -> Message | None:
-    """The message, if the caller may read or cite it; None as for a message that is missing.
-
-    Message ids are unique in the tenant, so the message is found by id alone (two users may
-    both have a conversation called `call-1`); the name must still match it, and its author is
-    the conversation's owner, the only one besides admins who may read it."""
-    message = uow.transcript.get_message(message_id)
-    if (
-        message is None
-        or message.conversation_id != conversation_id
-        or not (identity.is_admin or message.author_user_id == identity.user_id)
-    ):
-        return None
-    return message
 
 
 class TranscriptUseCases:
@@ -769,9 +718,9 @@ class TranscriptUseCases:
     def get(
         self, uow: UnitOfWork, identity: Identity, conversation_id: str, message_id: str
     ) -> Message:
-        message = readable_message(uow, identity, conversation_id, message_id)
+        message = conversations.readable_message(uow, identity, conversation_id, message_id)
         if message is None:
-            raise NotFound(f"conversations/{conversation_id}/messages/{message_id}")
+            raise NotFound(names.message(conversation_id, message_id))
         return message
 
     def append(
@@ -784,12 +733,8 @@ class TranscriptUseCases:
         status: TurnStatus,
         now: datetime,
     ) -> Message:
-        """Appends to the caller's own conversation of that id, created on first use: ids are
-        per user, so nobody can take an id from its owner or learn that it is in use."""
-        owner = identity.user_id
-        if uow.transcript.get_conversation(owner, conversation_id) is None:
-            conversation = Conversation(uow.tenant_id, conversation_id, owner, now)
-            uow.transcript.add_conversation(conversation)
+        """Appends to the caller's own conversation of that id (domain/conversations.py)."""
+        owner = conversations.open_for_append(uow, identity, conversation_id, now)
         message = Message(
             id=new_id(),
             tenant_id=uow.tenant_id,
@@ -811,24 +756,9 @@ class TranscriptUseCases:
         conversation_id: str,
         after_sequence: int,
         limit: int,
-    ) -> tuple[list[Message], bool]:
-        owner = self.owner_for_reading(uow, identity, conversation_id)
-        messages = uow.transcript.list_messages(owner, conversation_id, after_sequence, limit + 1)
-        return messages[:limit], len(messages) > limit
-
-    @staticmethod
-    def owner_for_reading(uow: UnitOfWork, identity: Identity, conversation_id: str) -> str:
-        """Whose conversation `conversation_id` names for this reader: the caller's own; for an
-        admin reviewing transcripts, otherwise the one user who has a conversation of that id."""
-        return owner_for_reading(
-            identity,
-            uow.transcript.get_conversation(identity.user_id, conversation_id) is not None,
-            lambda limit: uow.transcript.owners_of(conversation_id, limit=limit),
-            f"conversations/{conversation_id}",
-            "parent",
-            "several users have a conversation of this id; an admin reviews another "
-            "user's transcript through the evidence their memories cite",
-        )
+    ) -> list[Message]:
+        owner = conversations.owner_for_reading(uow, identity, conversation_id)
+        return uow.transcript.list_messages(owner, conversation_id, after_sequence, limit)
 
 
 class AccessUseCases:
@@ -840,15 +770,14 @@ class AccessUseCases:
         exactly as for a customer that is not registered."""
         customer = uow.customers.get(customer_id)
         if customer is None or not self._policy.authorizer.is_allowed(uow, identity, customer_id):
-            raise NotFound(f"customers/{customer_id}")
+            raise NotFound(names.customer(customer_id))
         return customer
 
     def list_customers(
         self, uow: UnitOfWork, identity: Identity, after_id: str, limit: int
-    ) -> tuple[list[Customer], bool]:
+    ) -> list[Customer]:
         among = self._policy.authorizer.allowed_customers(uow, identity)
-        customers = uow.customers.list_after(after_id, limit + 1, among)
-        return customers[:limit], len(customers) > limit
+        return uow.customers.list_after(after_id, limit, among)
 
     def delete_customer(self, uow: UnitOfWork, identity: Identity, customer_id: str) -> Customer:
         """Removes the registration (the display name stops resolving); grants and the
@@ -856,7 +785,7 @@ class AccessUseCases:
         require_admin(identity)
         customer = self.get_customer(uow, identity, customer_id)
         if not uow.customers.remove(customer_id):
-            raise NotFound(f"customers/{customer_id}")
+            raise NotFound(names.customer(customer_id))
         return customer
 
     def get_grant(
@@ -865,7 +794,7 @@ class AccessUseCases:
         """A grant of the caller's own (admins: any); NOT_FOUND otherwise, as for a missing one."""
         grant = uow.grants.get(user_id, customer_id)
         if grant is None or not (identity.is_admin or user_id == identity.user_id):
-            raise NotFound(f"users/{user_id}/customerGrants/{customer_id}")
+            raise NotFound(names.grant(user_id, customer_id))
         return grant
 
     def grant(
@@ -903,10 +832,9 @@ class AccessUseCases:
         user_id: str,
         after: tuple[str, str],
         limit: int,
-    ) -> tuple[list[CustomerGrant], bool]:
+    ) -> list[CustomerGrant]:
         if user_id and user_id != identity.user_id:
             require_admin(identity)
         if not user_id and not identity.is_admin:
             user_id = identity.user_id
-        grants = uow.grants.list_after(user_id or None, after, limit + 1)
-        return grants[:limit], len(grants) > limit
+        return uow.grants.list_after(user_id or None, after, limit)

@@ -17,14 +17,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from memory_service.domain import rules
+from memory_service.domain import names, rules
 from memory_service.domain.authorization import owner_for_reading
-from memory_service.domain.errors import FailedPrecondition, InvalidArgument, NotFound
+from memory_service.domain.errors import FailedPrecondition, InvalidArgument, NotFound, Reason
 from memory_service.domain.model import Identity, Task, TaskCheckpoint, TaskState
 from memory_service.domain.ports import UnitOfWork
 from memory_service.domain.secrets import SecretDetector
-
-ENDED = "TASK_ENDED"
 
 
 @dataclass(frozen=True)
@@ -90,7 +88,7 @@ class TaskUseCases:
         self._secrets.refuse("checkpoint.payload", payload_lines(draft.payload_json))
         task = uow.tasks.get(identity.user_id, task_id, lock=True)
         if task is not None and task.state is not TaskState.OPEN:
-            raise FailedPrecondition(f"tasks/{task_id} has ended", reason=ENDED)
+            raise FailedPrecondition(f"{names.task(task_id)} has ended", reason=Reason.TASK_ENDED)
         checkpoint = TaskCheckpoint(
             sequence=(task.checkpoint_count if task else 0) + 1,
             step=draft.step,
@@ -124,7 +122,7 @@ class TaskUseCases:
         owner = self._owner(uow, identity, task_id, field, own=False)
         task = uow.tasks.get(owner, task_id, lock=lock)
         if task is None:  # purged between the two reads
-            raise NotFound(f"tasks/{task_id}")
+            raise NotFound(names.task(task_id))
         return task
 
     def history(
@@ -146,7 +144,8 @@ class TaskUseCases:
             return task
         if task.state is not TaskState.OPEN:
             raise FailedPrecondition(
-                f"tasks/{task_id} already ended as {task.state.value.lower()}", reason=ENDED
+                f"{names.task(task_id)} already ended as {task.state.value.lower()}",
+                reason=Reason.TASK_ENDED,
             )
         ended = replace(task, state=outcome, update_time=now, end_time=now)
         uow.tasks.update(ended, expected=task)
@@ -169,7 +168,7 @@ class TaskUseCases:
             identity,
             own,
             lambda limit: uow.tasks.owners_of(task_id, limit),
-            f"tasks/{task_id}",
+            names.task(task_id),
             field,
             "several users have a task of this id; only each of them can name it",
         )

@@ -8,6 +8,7 @@ from crmmem.memory.v1 import context_service_pb2_grpc as ctx_grpc
 
 from memory_service.app.context import BuildContext, ContextCommands
 from memory_service.app.transactions import Transactions
+from memory_service.domain import names
 from memory_service.domain.model import Identity
 from memory_service.domain.overrides import OverrideUseCases
 from memory_service.domain.proposals import ProposalUseCases
@@ -70,7 +71,7 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> ctx_pb.CreateOverrideResponse:
-        parent = cc.parse_parent(request.parent)
+        parent = names.parse_parent(request.parent)
         draft = cc.override_draft(request.override)
         expiry = cc.expiry(request)
 
@@ -90,16 +91,15 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> ctx_pb.ListOverridesResponse:
-        parent = cc.parse_parent(request.parent)
+        parent = names.parse_parent(request.parent)
         instant = as_of_instant(request)
         page = self.pages.page(request, identity, [ID])
-        after = page.after[0] if page.after else ""
+        after = page.cursor("")
         overrides = self.tx.read(
             identity,
-            lambda uow: self.overrides.active(uow, identity, parent, instant, after, page.size + 1),
+            lambda uow: self.overrides.active(uow, identity, parent, instant, after, page.fetch),
         )
-        shown = overrides[: page.size]
-        token = page.next_token(shown[-1].id) if len(overrides) > page.size else ""
+        shown, token = page.respond(overrides, lambda o: (o.id,))
         return ctx_pb.ListOverridesResponse(
             overrides=[cc.override_proto(o) for o in shown], next_page_token=token
         )
@@ -111,7 +111,7 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> ctx_pb.GetOverrideResponse:
-        name = cc.parse_override_name(request.name)
+        name = names.parse_override(request.name)
         override = self.tx.read(identity, lambda uow: self.overrides.get(uow, identity, name))
         return ctx_pb.GetOverrideResponse(override=cc.override_proto(override))
 
@@ -122,7 +122,7 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> ctx_pb.DeleteOverrideResponse:
-        name = cc.parse_override_name(request.name)
+        name = names.parse_override(request.name)
 
         return self.commands.delete_override(
             identity,

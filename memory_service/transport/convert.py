@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -16,7 +15,7 @@ from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from google.protobuf.message import Message as ProtoMessage
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from memory_service.domain import rules
+from memory_service.domain import authority, names, rules
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.etags import etag_of
 from memory_service.domain.model import (
@@ -37,24 +36,16 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.recall import DropReason, RecallResult, ScopeHint
 from memory_service.domain.services import (
-    MESSAGE_NAME,
     CreateMemory,
     DeletionReceipt,
     MemoryFilter,
     ProvenanceDraft,
     RevisionDraft,
-    memory_name,
 )
 
 E = TypeVar("E", bound=StrEnum)
 C = TypeVar("C", covariant=True)
 
-# Whole-string patterns, used with `fullmatch` only (see rules.py).
-MEMORY_NAME = re.compile(rf"memories/({rules.MEMORY_ID})")
-REVISION_NAME = re.compile(rf"memories/({rules.MEMORY_ID})/revisions/([1-9][0-9]{{0,8}})")
-CONVERSATION_NAME = re.compile(rf"conversations/({rules.CONVERSATION_ID})")
-CUSTOMER_NAME = re.compile(rf"customers/({rules.SUBJECT_ID})")
-GRANT_NAME = re.compile(rf"users/({rules.SUBJECT_ID})/customerGrants/({rules.SUBJECT_ID})")
 MAX_RECALL_LIMIT = 50
 DEFAULT_RECALL_LIMIT = 5
 
@@ -159,61 +150,6 @@ def to_time(message: ProtoMessage, field_name: str, field: str) -> datetime | No
 def set_time(target: Timestamp, value: datetime | None) -> None:
     if value is not None:
         target.FromDatetime(value)
-
-
-def parse_memory_name(name: str, field: str = "name") -> str:
-    match = MEMORY_NAME.fullmatch(name)
-    if not match:
-        raise InvalidArgument(field, "must look like memories/{memory}")
-    return match.group(1)
-
-
-def parse_revision_name(name: str, field: str = "name") -> tuple[str, int]:
-    match = REVISION_NAME.fullmatch(name)
-    if not match:
-        raise InvalidArgument(field, "must look like memories/{memory}/revisions/{number}")
-    return match.group(1), int(match.group(2))
-
-
-def parse_conversation(parent: str, field: str = "parent") -> str:
-    match = CONVERSATION_NAME.fullmatch(parent)
-    if not match:
-        raise InvalidArgument(
-            field, "must look like conversations/{conversation} with [A-Za-z0-9._-]{1,128}"
-        )
-    return match.group(1)
-
-
-def export_parent(parent: str, field: str = "parent") -> str | None:
-    """`tenant` (None: the whole tenant) or `users/{user}`."""
-    if parent == "tenant":
-        return None
-    if parent.startswith("users/"):
-        return subject_id(parent.removeprefix("users/"), field, required=True)
-    raise InvalidArgument(field, "must be `tenant` or users/{user}")
-
-
-def parse_customer_name(name: str, field: str = "name") -> str:
-    match = CUSTOMER_NAME.fullmatch(name)
-    if not match:
-        raise InvalidArgument(field, "must look like customers/{customer}")
-    return match.group(1)
-
-
-def parse_message_name(name: str, field: str = "name") -> tuple[str, str]:
-    match = MESSAGE_NAME.fullmatch(name)
-    if not match:
-        raise InvalidArgument(
-            field, "must look like conversations/{conversation}/messages/{message}"
-        )
-    return match.group(1), match.group(2)
-
-
-def parse_grant_name(name: str, field: str = "name") -> tuple[str, str]:
-    match = GRANT_NAME.fullmatch(name)
-    if not match:
-        raise InvalidArgument(field, "must look like users/{user}/customerGrants/{customer}")
-    return match.group(1), match.group(2)
 
 
 def check_request_id(request_id: str, field: str = "request_id") -> str:
@@ -380,21 +316,17 @@ def scope_hint(scope_type: int, scope_id: str) -> ScopeHint:
 # --- domain -> responses ---------------------------------------------------------------------
 
 
-def revision_name(revision: Revision) -> str:
-    return f"{memory_name(revision.memory_id)}/revisions/{revision.number}"
-
-
 def revision_proto(revision: Revision, instant: datetime) -> pb.MemoryRevision:
     provenance = revision.provenance
     out = pb.MemoryRevision(
-        name=revision_name(revision),
+        name=names.revision(revision.memory_id, revision.number),
         revision_number=revision.number,
         value=revision.value,
         state=STATES.proto(rules.state_at(revision, instant)),
         replaces_revision_number=revision.replaces_number,
         superseded_by_revision_number=revision.superseded_by_number,
         author_user_id=revision.author_user_id,
-        inferred=revision.inferred,
+        inferred=authority.inferred(revision.provenance),
         status_reason=revision.status_reason,
         provenance=pb.Provenance(
             speaker=SPEAKERS.proto(provenance.speaker),
@@ -441,7 +373,7 @@ def applied_memory_proto(
     """The memory with `applicable` as its applicable revision at `instant`, worked out by the
     caller (a context already has it): conversion decides nothing."""
     out = pb.Memory(
-        name=memory_name(memory.id),
+        name=names.memory(memory.id),
         scope=pb.Scope(type=SCOPE_TYPES.proto(memory.scope.type), id=memory.scope.id),
         key=memory.key,
         key_context=memory.key_context,
@@ -472,7 +404,7 @@ def changed(response: _Changed[C]) -> Callable[[Memory, Revision, datetime], C]:
 
 def message_proto(message: Message) -> transcript_pb.Message:
     out = transcript_pb.Message(
-        name=f"conversations/{message.conversation_id}/messages/{message.id}",
+        name=names.message(message.conversation_id, message.id),
         speaker=SPEAKERS.proto(message.speaker),
         text=message.text,
         status=TURN_STATUSES.proto(message.status),
@@ -485,7 +417,7 @@ def message_proto(message: Message) -> transcript_pb.Message:
 
 def grant_proto(grant: CustomerGrant) -> access_pb.CustomerGrant:
     out = access_pb.CustomerGrant(
-        name=f"users/{grant.user_id}/customerGrants/{grant.customer_id}",
+        name=names.grant(grant.user_id, grant.customer_id),
         user_id=grant.user_id,
         customer_id=grant.customer_id,
         granted_by_user_id=grant.granted_by_user_id,
@@ -496,7 +428,7 @@ def grant_proto(grant: CustomerGrant) -> access_pb.CustomerGrant:
 
 def customer_proto(customer: Customer) -> access_pb.Customer:
     out = access_pb.Customer(
-        name=f"customers/{customer.customer_id}",
+        name=names.customer(customer.customer_id),
         customer_id=customer.customer_id,
         display_name=customer.display_name,
     )

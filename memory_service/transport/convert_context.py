@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 
 from crmmem.memory.v1 import context_service_pb2 as ctx_pb
 from crmmem.memory.v1 import memory_pb2 as pb
 
 from memory_service.app.context import BuiltContext
-from memory_service.domain import rules
+from memory_service.domain import names
 from memory_service.domain.context import (
     Applicability,
     ContextRequest,
@@ -18,8 +17,8 @@ from memory_service.domain.context import (
     ReferenceStatus,
 )
 from memory_service.domain.errors import InvalidArgument
-from memory_service.domain.model import Override, ParentType, Scope
-from memory_service.domain.overrides import Expiry, OverrideDraft, override_name
+from memory_service.domain.model import Override, Scope
+from memory_service.domain.overrides import Expiry, OverrideDraft
 from memory_service.domain.ports import SearchUnavailable
 from memory_service.domain.proposals import Decision, Proposal
 from memory_service.domain.proposals import Outcome as ProposalOutcome
@@ -27,10 +26,6 @@ from memory_service.transport import convert
 from memory_service.transport.convert import EnumMap
 from memory_service.transport.convert_tasks import task_proto
 
-PARENT_NAME = re.compile(rf"(conversations|tasks)/({rules.CONVERSATION_ID})")
-OVERRIDE_NAME = re.compile(
-    rf"(conversations|tasks)/({rules.CONVERSATION_ID})/overrides/({rules.MEMORY_ID})"
-)
 MAX_WINDOW = 100
 DEFAULT_WINDOW = 10
 
@@ -72,26 +67,6 @@ EXCLUSIONS = EnumMap(
         ExclusionReason.SOURCE_CHANGED: ctx_pb.EXCLUSION_REASON_SOURCE_CHANGED,
     }
 )
-
-
-def parse_parent(name: str, field: str = "parent") -> tuple[ParentType, str]:
-    match = PARENT_NAME.fullmatch(name)
-    if not match:
-        raise InvalidArgument(field, "must look like conversations/{id} or tasks/{id}")
-    kind = ParentType.CONVERSATION if match.group(1) == "conversations" else ParentType.TASK
-    return kind, match.group(2)
-
-
-def parse_override_name(name: str, field: str = "name") -> tuple[ParentType, str, str]:
-    match = OVERRIDE_NAME.fullmatch(name)
-    if not match:
-        raise InvalidArgument(
-            field,
-            "must look like conversations/{id}/overrides/{override} or "
-            "tasks/{id}/overrides/{override}",
-        )
-    kind = ParentType.CONVERSATION if match.group(1) == "conversations" else ParentType.TASK
-    return kind, match.group(2), match.group(3)
 
 
 def override_scope(scope: pb.Scope, field: str) -> Scope:
@@ -151,12 +126,10 @@ def proposal(request: ctx_pb.ProposeMemoryRequest) -> Proposal:
 def context_request(request: ctx_pb.BuildContextRequest, instant: datetime) -> ContextRequest:
     conversation_id = ""
     if request.conversation:
-        conversation_id = convert.parse_conversation(request.conversation, "conversation")
+        conversation_id = names.parse_conversation(request.conversation, "conversation")
     task_id = ""
     if request.task:
-        kind, task_id = parse_parent(request.task, "task")
-        if kind is not ParentType.TASK:
-            raise InvalidArgument("task", "must look like tasks/{id}")
+        task_id = names.parse_task(request.task, "task")
     if request.window_size < 0 or request.window_size > MAX_WINDOW:
         raise InvalidArgument("window_size", f"must be between 0 and {MAX_WINDOW}")
     customers = []
@@ -187,7 +160,7 @@ def context_request(request: ctx_pb.BuildContextRequest, instant: datetime) -> C
 
 def override_proto(override: Override) -> ctx_pb.Override:
     out = ctx_pb.Override(
-        name=override_name(override.parent_type, override.parent_id, override.id),
+        name=names.override(override.parent_type, override.parent_id, override.id),
         key=override.key,
         key_context=override.key_context,
         scope=pb.Scope(type=convert.SCOPE_TYPES.proto(override.scope.type), id=override.scope.id),
@@ -230,7 +203,7 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
             ctx_pb.Conflict(
                 key=conflict.key,
                 key_context=conflict.key_context,
-                memories=[f"memories/{item.memory.id}" for item in conflict.memories],
+                memories=[names.memory(item.memory.id) for item in conflict.memories],
                 values=[item.revision.value for item in conflict.memories],
             )
             for conflict in context.conflicts
@@ -258,7 +231,7 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
     for item in context.overrides:
         entry = out.overrides.add(override=override_proto(item.override))
         if item.shadowed is not None:
-            entry.shadowed_memory = f"memories/{item.shadowed.memory.id}"
+            entry.shadowed_memory = names.memory(item.shadowed.memory.id)
             entry.shadowed_value = item.shadowed.revision.value
     convert.set_time(out.as_of, instant)
     if isinstance(built.recall, SearchUnavailable):

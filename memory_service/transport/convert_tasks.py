@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime
 
 from crmmem.memory.v1 import task_service_pb2 as task_pb
 from google.protobuf import json_format
 
-from memory_service.domain import rules
+from memory_service.domain import names, rules
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.model import Task, TaskCheckpoint, TaskState
 from memory_service.domain.tasks import CheckpointDraft
 from memory_service.transport.convert import EnumMap, set_time
 
-TASK_NAME = re.compile(rf"tasks/({rules.CONVERSATION_ID})")
 TASK_STATES = EnumMap(
     {
         TaskState.OPEN: task_pb.TASK_STATE_OPEN,
@@ -23,13 +21,6 @@ TASK_STATES = EnumMap(
         TaskState.CANCELLED: task_pb.TASK_STATE_CANCELLED,
     }
 )
-
-
-def parse_task_name(name: str, field: str) -> str:
-    match = TASK_NAME.fullmatch(name)
-    if not match:
-        raise InvalidArgument(field, "must look like tasks/{id} (1 to 128 of [A-Za-z0-9._-])")
-    return match.group(1)
 
 
 def checkpoint_draft(checkpoint: task_pb.TaskCheckpoint) -> CheckpointDraft:
@@ -56,13 +47,9 @@ def checkpoint_draft(checkpoint: task_pb.TaskCheckpoint) -> CheckpointDraft:
     )
 
 
-def task_name(task_id: str) -> str:
-    return f"tasks/{task_id}"
-
-
 def checkpoint_proto(task_id: str, checkpoint: TaskCheckpoint) -> task_pb.TaskCheckpoint:
     proto = task_pb.TaskCheckpoint(
-        name=f"{task_name(task_id)}/checkpoints/{checkpoint.sequence}",
+        name=f"{names.task(task_id)}/checkpoints/{checkpoint.sequence}",
         step=checkpoint.step,
         total_steps=checkpoint.total_steps,
         status_text=checkpoint.status_text,
@@ -75,7 +62,7 @@ def checkpoint_proto(task_id: str, checkpoint: TaskCheckpoint) -> task_pb.TaskCh
 
 def task_proto(task: Task, purge_time: datetime | None) -> task_pb.Task:
     proto = task_pb.Task(
-        name=task_name(task.id),
+        name=names.task(task.id),
         state=TASK_STATES.proto(task.state),
         checkpoint_count=task.checkpoint_count,
         author_user_id=task.owner_user_id,

@@ -19,6 +19,7 @@ from memory_service.domain.errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
+    Reason,
     ResourceExhausted,
     Unauthenticated,
     Unavailable,
@@ -60,7 +61,7 @@ def to_status(error: DomainError) -> grpc.Status:
 
     status = status_pb2.Status(code=_code_for(error), message=error.message)
     info = error_details_pb2.ErrorInfo(
-        reason=error.reason, domain=ERROR_DOMAIN, metadata=error.metadata
+        reason=error.reason.name, domain=ERROR_DOMAIN, metadata=error.metadata
     )
     status.details.append(_packed(info))
     if isinstance(error, InvalidArgument):
@@ -84,6 +85,6 @@ def internal_status(trace_id: str) -> grpc.Status:
         message=f"internal error; nothing was changed (trace {trace_id or 'unknown'})",
     )
     status.details.append(
-        _packed(error_details_pb2.ErrorInfo(reason="INTERNAL", domain=ERROR_DOMAIN))
+        _packed(error_details_pb2.ErrorInfo(reason=Reason.INTERNAL.name, domain=ERROR_DOMAIN))
     )
     return rpc_status.to_status(status)

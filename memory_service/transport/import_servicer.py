@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 
 import grpc
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
@@ -11,10 +10,10 @@ from crmmem.memory.v1 import import_service_pb2_grpc as imp_grpc
 
 from memory_service.app.imports import ImportCommands, SubmitImport
 from memory_service.app.transactions import Transactions
-from memory_service.domain import rules
+from memory_service.domain import names
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.importing.parsers import MAX_ARCHIVE_BYTES
-from memory_service.domain.importing.service import ImportUseCases, item_name
+from memory_service.domain.importing.service import ImportUseCases
 from memory_service.domain.model import (
     ArchiveFormat,
     Identity,
@@ -34,8 +33,6 @@ from memory_service.transport.paging import ORDINAL
 from memory_service.transport.servicers import ServicerBase, rpc
 
 log = logging.getLogger(__name__)
-BATCH_NAME = re.compile(rf"importBatches/({rules.MEMORY_ID})")  # fullmatch only
-ITEM_NAME = re.compile(rf"importBatches/({rules.MEMORY_ID})/items/({rules.MEMORY_ID})")
 
 FORMATS = EnumMap(
     {
@@ -89,7 +86,7 @@ REVIEWS = EnumMap(
 
 def batch_proto(batch: ImportBatch) -> imp_pb.ImportBatch:
     out = imp_pb.ImportBatch(
-        name=f"importBatches/{batch.id}",
+        name=names.import_batch(batch.id),
         format=FORMATS.proto(batch.format),
         state=STATES.proto(batch.state),
         archive_sha256=batch.archive_sha256,
@@ -106,7 +103,7 @@ def batch_proto(batch: ImportBatch) -> imp_pb.ImportBatch:
 
 def item_proto(item: ImportItem) -> imp_pb.ImportItem:
     out = imp_pb.ImportItem(
-        name=item_name(item),
+        name=names.import_item(item.batch_id, item.id),
         ordinal=item.ordinal,
         outcome=OUTCOMES.proto(item.outcome),
         skip_reason=(
@@ -119,24 +116,10 @@ def item_proto(item: ImportItem) -> imp_pb.ImportItem:
         source_ref=item.source_ref,
         attachment=item.attachment,
         review=REVIEWS.proto(item.review),
-        memory=f"memories/{item.memory_id}" if item.memory_id else "",
+        memory=names.memory(item.memory_id) if item.memory_id else "",
     )
     convert.set_time(out.source_time, item.source_time)
     return out
-
-
-def parse_batch(name: str, field: str = "name") -> str:
-    match = BATCH_NAME.fullmatch(name)
-    if not match:
-        raise InvalidArgument(field, "must look like importBatches/{batch}")
-    return match.group(1)
-
-
-def parse_item(name: str, field: str = "name") -> str:
-    match = ITEM_NAME.fullmatch(name)
-    if not match:
-        raise InvalidArgument(field, "must look like importBatches/{batch}/items/{item}")
-    return match.group(2)
 
 
 class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
@@ -160,7 +143,7 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> imp_pb.DeleteImportBatchResponse:
-        batch_id = parse_batch(request.name)
+        batch_id = names.parse_import_batch(request.name)
 
         return self.commands.delete_batch(
             identity,
@@ -208,7 +191,7 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> imp_pb.GetImportBatchResponse:
-        batch_id = parse_batch(request.name)
+        batch_id = names.parse_import_batch(request.name)
         batch = self.tx.read(identity, lambda uow: self.imports.get(uow, identity, batch_id))
         return imp_pb.GetImportBatchResponse(batch=batch_proto(batch))
 
@@ -219,18 +202,17 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> imp_pb.ListImportItemsResponse:
-        batch_id = parse_batch(request.parent, "parent")
+        batch_id = names.parse_import_batch(request.parent, "parent")
         outcome = OUTCOMES.optional(request.outcome, "outcome")
         page = self.pages.page(request, identity, [ORDINAL])
-        after_ordinal = page.after[0] if page.after else -1
+        after_ordinal = page.cursor(-1)
         items = self.tx.read(
             identity,
             lambda uow: self.imports.items(
-                uow, identity, batch_id, outcome, after_ordinal, page.size + 1
+                uow, identity, batch_id, outcome, after_ordinal, page.fetch
             ),
         )
-        shown = items[: page.size]
-        token = page.next_token(shown[-1].ordinal) if len(items) > page.size else ""
+        shown, token = page.respond(items, lambda i: (i.ordinal,))
         return imp_pb.ListImportItemsResponse(
             items=[item_proto(i) for i in shown], next_page_token=token
         )
@@ -242,7 +224,7 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> imp_pb.ConfirmImportItemResponse:
-        item_id = parse_item(request.name)
+        _, item_id = names.parse_import_item(request.name)
         memory = request.memory
         scope_type = convert.SCOPE_TYPES.optional(memory.scope.type, "memory.scope.type")
         if scope_type is not None and scope_type.value != "USER":
@@ -278,7 +260,7 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> imp_pb.RejectImportItemResponse:
-        item_id = parse_item(request.name)
+        _, item_id = names.parse_import_item(request.name)
 
         return self.commands.reject_item(
             identity,

@@ -1,5 +1,9 @@
 """Pagination for every List RPC (AIP-158), with page tokens the client cannot forge.
 
+Every List RPC pages the same way: `PageTokens.page` checks page_size (default and maximum here)
+and page_token, the use case reads `Page.fetch` rows after `Page.cursor`, and `Page.respond`
+cuts the page and issues the next token.
+
 A token is `base64url(json cursor) "." base64url(HMAC-SHA256)`. The MAC covers the tenant, the
 caller and the fingerprint of the query (the request without page_token and page_size), under a
 key derived from the service's secret: a token replayed by someone else, for another query, or
@@ -15,9 +19,9 @@ import binascii
 import hashlib
 import hmac
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf.message import Message as ProtoMessage
 
@@ -25,6 +29,8 @@ from memory_service.domain import rules
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.model import Identity
 
+T = TypeVar("T", str, int)
+R = TypeVar("R")
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
 FIELD = "page_token"
@@ -59,8 +65,26 @@ class Page:
     _identity: Identity
     _tokens: PageTokens
 
+    @property
+    def fetch(self) -> int:
+        """How many rows to read: one more than the page, to learn whether another follows."""
+        return self.size + 1
+
+    def cursor(self, first: T) -> T:
+        """Where to continue after (a one-part cursor), or `first` on the first page."""
+        return self.after[0] if self.after else first
+
     def next_token(self, *position: str | int) -> str:
         return self._tokens.encode(self._request, self._identity, list(position))
+
+    def respond(
+        self, rows: Sequence[R], position: Callable[[R], tuple[str | int, ...]]
+    ) -> tuple[list[R], str]:
+        """The rows to show (read with `fetch`) and the next page token, '' on the last page."""
+        shown = list(rows[: self.size])
+        if len(rows) <= self.size:
+            return shown, ""
+        return shown, self.next_token(*position(shown[-1]))
 
 
 class PageTokens:

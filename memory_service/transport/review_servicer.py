@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from crmmem.memory.v1 import memory_service_pb2 as service_pb
 
 from memory_service.app.transactions import Answer, Transactions
+from memory_service.domain import names
 from memory_service.domain.documents import MAX_NAMED_MEMORIES, DocumentUseCases
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.etags import parse_etag
@@ -21,7 +22,6 @@ from memory_service.domain.review import (
     ReviewReason,
     ReviewUseCases,
 )
-from memory_service.domain.services import memory_name
 from memory_service.transport import convert
 from memory_service.transport.convert import EnumMap
 from memory_service.transport.idempotency import request_key
@@ -57,7 +57,7 @@ def item_proto(item: ReviewItem, instant: Any) -> service_pb.ReviewItem:
     if item.other is not None:
         out.other_memory.CopyFrom(convert.memory_proto(item.other, instant))
     if item.import_item is not None:
-        out.import_item = f"importBatches/{item.import_item.batch_id}/items/{item.import_item.id}"
+        out.import_item = names.import_item(item.import_item.batch_id, item.import_item.id)
         out.import_text = item.import_item.text
     convert.set_time(out.since, item.since)
     return out
@@ -87,7 +87,7 @@ def report_document_version(
         return Answer(
             service_pb.ReportDocumentVersionResponse(
                 flagged_count=len(report.flagged),
-                flagged_memories=[memory_name(m) for m in report.flagged[:MAX_NAMED_MEMORIES]],
+                flagged_memories=[names.memory(m) for m in report.flagged[:MAX_NAMED_MEMORIES]],
                 previous_version=report.previous_version,
             )
         )
@@ -122,8 +122,8 @@ def resolve_conflict(
     request: service_pb.ResolveConflictRequest,
     identity: Identity,
 ) -> service_pb.ResolveConflictResponse:
-    memory_id = convert.parse_memory_name(request.memory, "memory")
-    kept_id = convert.parse_memory_name(request.kept_memory, "kept_memory")
+    memory_id = names.parse_memory(request.memory, "memory")
+    kept_id = names.parse_memory(request.kept_memory, "kept_memory")
     expected = parse_etag(request.etag, required=False)
     convert.check_request_id(request.request_id)
 
@@ -135,7 +135,7 @@ def resolve_conflict(
         reply = service_pb.ResolveConflictResponse(
             memory=convert.memory_proto(memory, now),
             revision=convert.revision_proto(closing, now),
-            kept_memory=memory_name(kept_id),
+            kept_memory=names.memory(kept_id),
         )
         return Answer(reply, shows=memory.id)  # deleting it redacts the stored answer
 

@@ -24,6 +24,7 @@ from memory_service.app.access import AccessCommands, TranscriptCommands
 from memory_service.app.memories import MemoryCommands
 from memory_service.app.recall import RecallMemories
 from memory_service.app.transactions import Transactions
+from memory_service.domain import names
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.documents import DocumentUseCases
 from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
@@ -75,9 +76,9 @@ class _Call:
         """Maps the failure to its status (INTERNAL, with the trace id, for anything that is
         not a DomainError), records the outcome and aborts the call."""
         if isinstance(error, DomainError):
-            self.span.set_attribute("crmmem.error_reason", error.reason)
+            self.span.set_attribute("crmmem.error_reason", error.reason.name)
             status = to_status(error)
-            outcome = error.reason
+            outcome = error.reason.name
         else:
             trace_id = format(self.span.get_span_context().trace_id, "032x")
             log.error(
@@ -211,7 +212,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> service_pb.GetMemoryResponse:
-        memory_id = convert.parse_memory_name(request.name)
+        memory_id = names.parse_memory(request.name)
         instant = as_of_instant(request)
         memory = self.tx.read(identity, lambda uow: self.memories.get(uow, identity, memory_id))
         return service_pb.GetMemoryResponse(memory=convert.memory_proto(memory, instant))
@@ -226,14 +227,16 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         page = self.pages.page(request, identity, [ID])
         memory_filter = convert.memory_filter(request)
         instant = as_of_instant(request)
-        after = page.after[0] if page.after else ""
-        memories, next_after = self.tx.read(
+        after = page.cursor("")
+        memories = self.tx.read(
             identity,
-            lambda uow: self.memories.list(uow, identity, memory_filter, after, page.size, instant),
+            lambda uow: self.memories.list(
+                uow, identity, memory_filter, after, page.fetch, instant
+            ),
         )
+        shown, token = page.respond(memories, lambda m: (m.id,))
         return service_pb.ListMemoriesResponse(
-            memories=[convert.memory_proto(m, instant) for m in memories],
-            next_page_token=page.next_token(next_after) if next_after else "",
+            memories=[convert.memory_proto(m, instant) for m in shown], next_page_token=token
         )
 
     @rpc
@@ -243,7 +246,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> service_pb.CorrectMemoryResponse:
-        memory_id = convert.parse_memory_name(request.name)
+        memory_id = names.parse_memory(request.name)
         expected = parse_etag(request.etag, required=True)
         if not request.HasField("revision"):
             raise InvalidArgument("revision", "is required")
@@ -265,7 +268,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> service_pb.ConfirmMemoryRevisionResponse:
-        memory_id, number = convert.parse_revision_name(request.name)
+        memory_id, number = names.parse_revision(request.name)
         expected = parse_etag(request.etag, required=False)
         return self.commands.confirm(
             identity,
@@ -284,7 +287,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> service_pb.RejectMemoryRevisionResponse:
-        memory_id, number = convert.parse_revision_name(request.name)
+        memory_id, number = names.parse_revision(request.name)
         expected = parse_etag(request.etag, required=False)
         return self.commands.reject(
             identity,
@@ -302,17 +305,15 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> service_pb.ListMemoryRevisionsResponse:
-        memory_id = convert.parse_memory_name(request.parent, "parent")
+        memory_id = names.parse_memory(request.parent, "parent")
         page = self.pages.page(request, identity, [ORDINAL])
-        after_number = page.after[0] if page.after else 0
+        after_number = page.cursor(0)
         memory = self.tx.read(identity, lambda uow: self.memories.get(uow, identity, memory_id))
         now = utcnow()
         remaining = [r for r in memory.revisions if r.number > after_number]
-        shown = remaining[: page.size]
-        more = len(remaining) > page.size
+        shown, token = page.respond(remaining[: page.fetch], lambda r: (r.number,))
         return service_pb.ListMemoryRevisionsResponse(
-            revisions=[convert.revision_proto(r, now) for r in shown],
-            next_page_token=page.next_token(shown[-1].number) if more else "",
+            revisions=[convert.revision_proto(r, now) for r in shown], next_page_token=token
         )
 
     @rpc
@@ -322,7 +323,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> service_pb.DeleteMemoryResponse:
-        memory_id = convert.parse_memory_name(request.name)
+        memory_id = names.parse_memory(request.name)
         expected = parse_etag(request.etag, required=False)
         return self.commands.delete(
             identity,
@@ -362,7 +363,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> Iterator[service_pb.ExportMemoriesResponse]:
-        user_id = convert.export_parent(request.parent)
+        user_id = names.parse_export_parent(request.parent)
         since = convert.to_time(request, "since", "since")
         records = self.exports.records(
             lambda work: self.tx.read(identity, work),
@@ -423,7 +424,7 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> transcript_pb.AppendMessageResponse:
-        conversation_id = convert.parse_conversation(request.parent)
+        conversation_id = names.parse_conversation(request.parent)
         speaker, text, status = convert.message_input(request.message)
 
         return self.commands.append(
@@ -443,16 +444,16 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> transcript_pb.ListMessagesResponse:
-        conversation_id = convert.parse_conversation(request.parent)
+        conversation_id = names.parse_conversation(request.parent)
         page = self.pages.page(request, identity, [ORDINAL])
-        after = page.after[0] if page.after else 0
-        messages, more = self.tx.read(
+        after = page.cursor(0)
+        messages = self.tx.read(
             identity,
-            lambda uow: self.transcript.list(uow, identity, conversation_id, after, page.size),
+            lambda uow: self.transcript.list(uow, identity, conversation_id, after, page.fetch),
         )
+        shown, token = page.respond(messages, lambda m: (m.sequence,))
         return transcript_pb.ListMessagesResponse(
-            messages=[convert.message_proto(m) for m in messages],
-            next_page_token=page.next_token(messages[-1].sequence) if more else "",
+            messages=[convert.message_proto(m) for m in shown], next_page_token=token
         )
 
     @rpc
@@ -462,7 +463,7 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> transcript_pb.GetMessageResponse:
-        conversation_id, message_id = convert.parse_message_name(request.name)
+        conversation_id, message_id = names.parse_message(request.name, "name")
         message = self.tx.read(
             identity, lambda uow: self.transcript.get(uow, identity, conversation_id, message_id)
         )
@@ -510,7 +511,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> access_pb.RevokeCustomerAccessResponse:
-        user_id, customer_id = convert.parse_grant_name(request.name)
+        user_id, customer_id = names.parse_grant(request.name)
 
         return self.commands.revoke(
             identity,
@@ -554,12 +555,12 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         user_id = convert.subject_id(request.user_id, "user_id", required=False)
         page = self.pages.page(request, identity, [ID, ID])
         cursor = (page.after[0], page.after[1]) if page.after else ("", "")
-        grants, more = self.tx.read(
-            identity, lambda uow: self.access.list(uow, identity, user_id, cursor, page.size)
+        grants = self.tx.read(
+            identity, lambda uow: self.access.list(uow, identity, user_id, cursor, page.fetch)
         )
-        token = page.next_token(grants[-1].user_id, grants[-1].customer_id) if more else ""
+        shown, token = page.respond(grants, lambda g: (g.user_id, g.customer_id))
         return access_pb.ListCustomerGrantsResponse(
-            grants=[convert.grant_proto(g) for g in grants], next_page_token=token
+            grants=[convert.grant_proto(g) for g in shown], next_page_token=token
         )
 
     @rpc
@@ -569,7 +570,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> access_pb.GetCustomerGrantResponse:
-        user_id, customer_id = convert.parse_grant_name(request.name)
+        user_id, customer_id = names.parse_grant(request.name)
         grant = self.tx.read(
             identity, lambda uow: self.access.get_grant(uow, identity, user_id, customer_id)
         )
@@ -582,7 +583,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> access_pb.GetCustomerResponse:
-        customer_id = convert.parse_customer_name(request.name)
+        customer_id = names.parse_customer(request.name)
         customer = self.tx.read(
             identity, lambda uow: self.access.get_customer(uow, identity, customer_id)
         )
@@ -596,13 +597,13 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         identity: Identity,
     ) -> access_pb.ListCustomersResponse:
         page = self.pages.page(request, identity, [ID])
-        after = page.after[0] if page.after else ""
-        customers, more = self.tx.read(
-            identity, lambda uow: self.access.list_customers(uow, identity, after, page.size)
+        after = page.cursor("")
+        customers = self.tx.read(
+            identity, lambda uow: self.access.list_customers(uow, identity, after, page.fetch)
         )
+        shown, token = page.respond(customers, lambda c: (c.customer_id,))
         return access_pb.ListCustomersResponse(
-            customers=[convert.customer_proto(c) for c in customers],
-            next_page_token=page.next_token(customers[-1].customer_id) if more else "",
+            customers=[convert.customer_proto(c) for c in shown], next_page_token=token
         )
 
     @rpc
@@ -612,7 +613,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> access_pb.DeleteCustomerResponse:
-        customer_id = convert.parse_customer_name(request.name)
+        customer_id = names.parse_customer(request.name)
 
         return self.commands.delete_customer(
             identity,

@@ -8,6 +8,7 @@ from crmmem.memory.v1 import task_service_pb2_grpc as task_grpc
 
 from memory_service.app.tasks import TaskCommands
 from memory_service.app.transactions import Transactions
+from memory_service.domain import names
 from memory_service.domain.model import Identity, Task, TaskCheckpoint
 from memory_service.domain.tasks import TaskUseCases
 from memory_service.transport import convert_tasks as ct
@@ -32,7 +33,7 @@ class TaskServicer(ServicerBase, task_grpc.TaskServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> task_pb.CreateTaskCheckpointResponse:
-        task_id = ct.parse_task_name(request.parent, "parent")
+        task_id = names.parse_task(request.parent, "parent")
         draft = ct.checkpoint_draft(request.checkpoint)
 
         def present(task: Task, checkpoint: TaskCheckpoint) -> task_pb.CreateTaskCheckpointResponse:
@@ -53,7 +54,7 @@ class TaskServicer(ServicerBase, task_grpc.TaskServiceServicer):
     def GetTask(
         self, request: task_pb.GetTaskRequest, context: grpc.ServicerContext, identity: Identity
     ) -> task_pb.GetTaskResponse:
-        task_id = ct.parse_task_name(request.name, "name")
+        task_id = names.parse_task(request.name, "name")
         task = self.tx.read(identity, lambda uow: self.tasks.get(uow, identity, task_id))
         return task_pb.GetTaskResponse(task=ct.task_proto(task, self.tasks.purge_time(task)))
 
@@ -64,7 +65,7 @@ class TaskServicer(ServicerBase, task_grpc.TaskServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> task_pb.ListTaskCheckpointsResponse:
-        task_id = ct.parse_task_name(request.parent, "parent")
+        task_id = names.parse_task(request.parent, "parent")
         page = self.pages.page(request, identity, [ORDINAL])
         after = page.after[0] if page.after else 0
         checkpoints, more = self.tx.read(
@@ -80,7 +81,7 @@ class TaskServicer(ServicerBase, task_grpc.TaskServiceServicer):
     def EndTask(
         self, request: task_pb.EndTaskRequest, context: grpc.ServicerContext, identity: Identity
     ) -> task_pb.EndTaskResponse:
-        task_id = ct.parse_task_name(request.name, "name")
+        task_id = names.parse_task(request.name, "name")
         outcome = ct.TASK_STATES.required(request.outcome, "outcome")
 
         def present(task: Task) -> task_pb.EndTaskResponse:

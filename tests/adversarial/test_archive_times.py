@@ -9,12 +9,11 @@ import time
 from typing import Any
 
 import grpc
-import pytest
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import memory_pb2
 
 from tests.e2e.helpers import ACTIVE, PREFERENCE, create_memory, delete, expect_error, get, say
-from tests.support.servers import Client, ServerProcess
+from tests.support.servers import Client
 
 TEN_YEARS = 10 * 365 * 24 * 3600
 
@@ -62,11 +61,6 @@ def confirm_item(client: Client, item: imp_pb.ImportItem, key: str) -> None:
         ),
         timeout=10,
     )
-
-
-@pytest.fixture
-def alice(memory_server: ServerProcess, tenant: str) -> Client:
-    return memory_server.client(tenant, "alice")
 
 
 def test_a_future_source_time_is_no_later_than_the_upload(alice: Client) -> None:

@@ -130,3 +130,42 @@ def test_admins_review_a_transcript_by_its_id_unless_several_users_share_it(
     append(bob, shared, "bob here")
     expect_error(lambda: messages(admin, shared), grpc.StatusCode.INVALID_ARGUMENT, field="parent")
     expect_error(lambda: messages(alice, _id()), grpc.StatusCode.NOT_FOUND, "NOT_FOUND")
+
+
+def test_an_admin_reads_a_users_transcript_but_never_acts_in_it(
+    memory_server: ServerProcess, tenant: str
+) -> None:
+    """Reading evidence is owner-or-admin; acting in a conversation is owner-only, so an admin
+    who may read alice's call can neither write into it nor speak in alice's voice."""
+    alice, _, admin = _users(memory_server, tenant)
+    conversation = _id()
+    said = append(alice, conversation, "I prefer morning meetings").name
+    assert [m.text for m in messages(admin, conversation)] == ["I prefer morning meetings"]
+    expect_error(
+        lambda: admin.context.BuildContext(
+            ctx_pb.BuildContextRequest(conversation=conversation), timeout=10
+        ),
+        grpc.StatusCode.NOT_FOUND,
+        "NOT_FOUND",
+    )
+    expect_error(
+        lambda: admin.context.CreateOverride(
+            ctx_pb.CreateOverrideRequest(
+                parent=conversation,
+                override=ctx_pb.Override(
+                    key="answer_style", scope=memory_pb2.Scope(type=SCOPE_USER), value="short"
+                ),
+                expiry=ctx_pb.OverrideExpiry(ttl_seconds=600),
+            ),
+            timeout=10,
+        ),
+        grpc.StatusCode.NOT_FOUND,
+        "NOT_FOUND",
+    )
+    # Appending under that id writes the admin's own conversation, never alice's.
+    assert append(admin, conversation, "I prefer evening meetings").author_user_id == "ada"
+    assert [m.text for m in messages(alice, conversation)] == ["I prefer morning meetings"]
+    # Alice's words cited for the admin's own memory are somebody else's: a candidate only.
+    made = create_memory(admin, "meeting_time", "I prefer morning meetings", evidence=said)
+    assert made.revision.state == memory_pb2.REVISION_STATE_CANDIDATE
+    assert made.revision.status_reason == "somebody else's words are not the subject's"

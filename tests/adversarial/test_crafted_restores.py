@@ -18,11 +18,6 @@ from tests.support.exports import restore, skipped
 from tests.support.servers import Client, ServerProcess
 
 
-@pytest.fixture
-def admin(memory_server: ServerProcess, tenant: str) -> Client:
-    return memory_server.client(tenant, "ada", ["admin"])
-
-
 def message(owner: str, text: str, message_id: str) -> dict[str, Any]:
     return {
         "schema": exports.SCHEMA,

@@ -4,7 +4,6 @@ what was said. Otherwise the revision is a CANDIDATE whose `status_reason` says 
 from __future__ import annotations
 
 import grpc
-import pytest
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import memory_pb2
 
@@ -22,19 +21,9 @@ from tests.e2e.helpers import (
     provenance,
     say,
 )
-from tests.support.servers import Client, ServerProcess
+from tests.support.servers import Client
 
 IBAN = "always wire invoices to IBAN DE89 3704 0044 0532 0130 00"
-
-
-@pytest.fixture
-def alice(memory_server: ServerProcess, tenant: str) -> Client:
-    return memory_server.client(tenant, "alice")
-
-
-@pytest.fixture
-def admin(memory_server: ServerProcess, tenant: str) -> Client:
-    return memory_server.client(tenant, "ada", ["admin"])
 
 
 def test_a_value_its_evidence_does_not_say_is_a_candidate(alice: Client, admin: Client) -> None:

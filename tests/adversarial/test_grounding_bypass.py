@@ -17,7 +17,7 @@ from tests.e2e.helpers import (
     provenance,
     say,
 )
-from tests.support.servers import Client, ServerProcess
+from tests.support.servers import Client
 
 # (what the user said, the value an assistant stores as the user's own statement)
 TWISTED = [
@@ -30,11 +30,6 @@ TWISTED = [
     ("Stop sending invoices by email", "send invoices by email"),
     ("I can\u2019t do calls before nine", "can do calls before nine"),
 ]
-
-
-@pytest.fixture
-def alice(memory_server: ServerProcess, tenant: str) -> Client:
-    return memory_server.client(tenant, "alice")
 
 
 @pytest.mark.parametrize(("said", "value"), TWISTED)

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from crmmem.memory.v1 import memory_service_pb2
 
-from tests.conftest import BACKENDS, memory_env, start_retrieval
+from tests.conftest import BACKENDS, memory_with_own_sidecar
 from tests.e2e.helpers import create_pref
-from tests.support.servers import Client, ServerProcess, database_url, start_server
+from tests.support.servers import Client, ServerProcess
 
 SEARCH_TIMEOUT = 5.0  # the default MEMORY_RECALL_TIMEOUT_MS, left as it is
 # The breaker's trial lets one call through now and then; a stuck process must keep it shut.
@@ -32,22 +32,8 @@ FAST = 1.0
 def hung_stack(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    sidecar = start_retrieval(tmp_path / "sidecar")
-    try:
-        with database_url(request.param, tmp_path)() as url:
-            memory = start_server(
-                "memory_service",
-                memory_env(url, MEMORY_RETRIEVAL_ADDRESS=sidecar.address),
-                tmp_path / "memory",
-            )
-            try:
-                yield memory, sidecar
-            finally:
-                memory.stop()
-    finally:
-        if sidecar.process.poll() is None:
-            os.kill(sidecar.process.pid, signal.SIGCONT)
-        sidecar.stop()
+    with memory_with_own_sidecar(request.param, tmp_path) as pair:
+        yield pair
 
 
 def _recall(client: Client, timeout: float | None) -> memory_service_pb2.RecallMemoriesResponse:

@@ -12,9 +12,9 @@ import pytest
 from crmmem.memory.v1 import memory_service_pb2
 from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 
-from tests.conftest import BACKENDS, memory_env, start_retrieval
+from tests.conftest import BACKENDS, memory_with_own_sidecar
 from tests.e2e.helpers import create_pref
-from tests.support.servers import Client, ServerProcess, database_url, sidecar_stub, start_server
+from tests.support.servers import Client, ServerProcess, sidecar_stub
 
 VALUE = "prefers blue shirts"
 
@@ -22,20 +22,8 @@ VALUE = "prefers blue shirts"
 @pytest.fixture(params=BACKENDS)
 def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[ServerProcess, str]]:
     """A memory service at the default index-check interval, and its own sidecar."""
-    sidecar = start_retrieval(tmp_path / "sidecar")
-    try:
-        with database_url(request.param, tmp_path)() as url:
-            memory = start_server(
-                "memory_service",
-                memory_env(url, MEMORY_RETRIEVAL_ADDRESS=sidecar.address),
-                tmp_path / "memory",
-            )
-            try:
-                yield memory, sidecar.address
-            finally:
-                memory.stop()
-    finally:
-        sidecar.stop()
+    with memory_with_own_sidecar(request.param, tmp_path) as (memory, sidecar):
+        yield memory, sidecar.address
 
 
 def _recall(client: Client) -> memory_service_pb2.RecallMemoriesResponse:

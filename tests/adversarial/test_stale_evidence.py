@@ -37,16 +37,6 @@ STALE = "STALE_EVIDENCE"
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 
 
-@pytest.fixture
-def alice(memory_server: ServerProcess, tenant: str) -> Client:
-    return memory_server.client(tenant, "alice")
-
-
-@pytest.fixture
-def admin(memory_server: ServerProcess, tenant: str) -> Client:
-    return memory_server.client(tenant, "ada", ["admin"])
-
-
 def test_create_citing_words_said_before_the_deletion_does_not_recreate_it(alice: Client) -> None:
     old = say(alice, None, "I prefer morning meetings")
     memory = create_pref(alice, "meeting_time", "I prefer morning meetings", evidence=old)
@@ -85,6 +75,26 @@ def test_confirming_an_old_candidate_cannot_undo_a_newer_correction(alice: Clien
 
     expect_error(lambda: confirm(alice, revision_name(memory.name, 2)), PRECONDITION, STALE)
     assert get(alice, newer.name).applicable_revision.value == "I prefer afternoon meetings"
+
+
+def test_confirming_a_candidate_whose_evidence_underlies_a_deleted_memory_is_refused(
+    alice: Client,
+) -> None:
+    """Confirm checks the same stale-evidence conditions as create: evidence behind a memory
+    the user deleted writes nothing more (fails on previous main, which let confirm through)."""
+    said = say(alice, None, "I prefer morning meetings and short calls")
+    candidate = create_memory(
+        alice, "call_length", "short calls", evidence=said, method=ASSISTANT_INFERENCE
+    )
+    assert candidate.revision.state == CANDIDATE
+    deleted = create_pref(alice, "meeting_time", "morning meetings", evidence=said)
+    delete(alice, deleted.name)
+    expect_error(
+        lambda: confirm(alice, revision_name(candidate.memory.name, 1)), PRECONDITION, STALE
+    )
+    again = say(alice, None, "yes, short calls please")  # said again now: a new statement
+    confirmed = confirm(alice, revision_name(candidate.memory.name, 1), transcript_message=again)
+    assert confirmed.revision.state == ACTIVE
 
 
 def test_a_proposal_citing_words_said_before_the_deletion_is_refused(alice: Client) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from crmmem.memory.v1 import transcript_service_pb2
+from crmmem.memory.v1 import memory_pb2, transcript_service_pb2
 
 from tests.e2e.helpers import (
     ACTIVE,
@@ -163,7 +163,8 @@ def test_same_key_for_two_users_are_two_memories(alice: Client, bob: Client) -> 
     assert get(bob, b.name).applicable_revision.value == "afternoons"
 
 
-def test_list_filters(alice: Client) -> None:
+def _preference_fact_and_candidate(alice: Client) -> tuple[memory_pb2.Memory, ...]:
+    """An active preference, an active fact and an assistant's candidate, in that order."""
     pref = create_pref(alice, "meeting_time", "Prefers MORNING meetings")
     fact = create_pref(alice, "project_owner", "Sam owns Project Alpha", kind=FACT)
     candidate = create_pref(
@@ -173,6 +174,11 @@ def test_list_filters(alice: Client) -> None:
         speaker=ASSISTANT,
         method=ASSISTANT_INFERENCE,
     )
+    return pref, fact, candidate
+
+
+def test_list_filters(alice: Client) -> None:
+    pref, fact, candidate = _preference_fact_and_candidate(alice)
 
     assert names(list_all(alice)) == [pref.name, fact.name, candidate.name], "creation order"
     assert names(list_all(alice, key="meeting_time")) == [pref.name]
@@ -190,15 +196,7 @@ def test_list_filters(alice: Client) -> None:
 
 
 def test_list_filter_value_contains(alice: Client) -> None:
-    pref = create_pref(alice, "meeting_time", "Prefers MORNING meetings")
-    fact = create_pref(alice, "project_owner", "Sam owns Project Alpha", kind=FACT)
-    candidate = create_pref(
-        alice,
-        "lunch",
-        "Would you like lunch at noon?",
-        speaker=ASSISTANT,
-        method=ASSISTANT_INFERENCE,
-    )
+    pref, fact, candidate = _preference_fact_and_candidate(alice)
     assert names(list_all(alice, value_contains="morning")) == [pref.name], "case-insensitive"
     assert names(list_all(alice, value_contains="project alpha")) == [fact.name]
     assert names(list_all(alice, value_contains="nothing like this")) == []

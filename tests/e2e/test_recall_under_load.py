@@ -99,6 +99,18 @@ def wait_until(check: Callable[[], bool], timeout: float, message: str) -> float
     raise AssertionError(message)
 
 
+def first_memory_recalled(stack: Stack) -> Client:
+    """Mara, once her first memory is indexed and recalled."""
+    mara = stack.memory.client("acme", "mara")
+    create_pref(mara, "shirt_color", "prefers blue shirts")
+    wait_until(
+        lambda: "prefers blue shirts" in values(recall(mara, "shirt colour")),
+        60,
+        "the first memory was never recalled",
+    )
+    return mara
+
+
 class Ingest:
     """Writer threads creating memories through the API as fast as they can."""
 
@@ -131,13 +143,7 @@ class Ingest:
 
 
 def test_recall_stays_full_while_ingest_runs_at_full_speed(stack: Stack) -> None:
-    mara = stack.memory.client("acme", "mara")
-    create_pref(mara, "shirt_color", "prefers blue shirts")
-    wait_until(
-        lambda: "prefers blue shirts" in values(recall(mara, "shirt colour")),
-        60,
-        "the first memory was never recalled",
-    )
+    mara = first_memory_recalled(stack)
     points_before = stack.points()
     latencies: list[float] = []
     degraded: list[str] = []
@@ -170,13 +176,7 @@ def test_recall_stays_full_while_ingest_runs_at_full_speed(stack: Stack) -> None
 def test_killed_sidecar_degrades_within_deadline_and_recall_returns_within_2s(
     stack: Stack,
 ) -> None:
-    mara = stack.memory.client("acme", "mara")
-    create_pref(mara, "shirt_color", "prefers blue shirts")
-    wait_until(
-        lambda: "prefers blue shirts" in values(recall(mara, "shirt colour")),
-        60,
-        "the first memory was never recalled",
-    )
+    mara = first_memory_recalled(stack)
     stack.kill_sidecar()
     for timeout in (0.2, 1.0, 5.0):
         for _ in range(5):
@@ -224,13 +224,7 @@ def test_sidecar_killed_during_ingest_is_fully_indexed_soon_after_it_returns(
 
 
 def test_hung_sidecar_gives_short_deadlines_degraded_answers_not_errors(stack: Stack) -> None:
-    mara = stack.memory.client("acme", "mara")
-    create_pref(mara, "shirt_color", "prefers blue shirts")
-    wait_until(
-        lambda: "prefers blue shirts" in values(recall(mara, "shirt colour")),
-        60,
-        "the first memory was never recalled",
-    )
+    mara = first_memory_recalled(stack)
     os.kill(stack.sidecar.process.pid, signal.SIGSTOP)
     errors: list[str] = []
     answers: list[bool] = []

@@ -9,54 +9,30 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine
 
-from memory_service.domain.model import (
-    EvidenceRef,
-    EvidenceType,
-    Memory,
-    MemoryKind,
-    Provenance,
-    ProvenanceMethod,
-    Revision,
-    RevisionStatus,
-    Scope,
-    ScopeType,
-    Speaker,
-    new_id,
-    utcnow,
-)
+from memory_service.domain.model import Memory, new_id, utcnow
 from memory_service.domain.ports import MemoryQuery, Visibility
 from memory_service.storage.migrate import is_current
 from memory_service.storage.models import Base
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from tests.support import records
 
 EVERYTHING = Visibility(user_ids=None, customer_ids=None)
 
 
 def make_memory(tenant: str, user: str = "u1", key: str = "meeting_time") -> Memory:
-    now = utcnow()
-    memory = Memory(
-        new_id(), tenant, Scope(ScopeType.USER, user), key, "", MemoryKind.PREFERENCE, 1, now, now
+    now, memory_id = utcnow(), new_id()
+    first = records.revision(
+        1,
+        now,
+        memory_id=memory_id,
+        value="prefers mornings",
+        valid_until=now + timedelta(days=3),
+        provenance=records.user_statement(quote="mornings"),
+        author_user_id=user,
     )
-    memory.revisions.append(
-        Revision(
-            memory_id=memory.id,
-            number=1,
-            value="prefers mornings",
-            valid_from=None,
-            valid_until=now + timedelta(days=3),
-            status=RevisionStatus.ACTIVE,
-            provenance=Provenance(
-                Speaker.USER,
-                ProvenanceMethod.USER_STATEMENT,
-                EvidenceRef(EvidenceType.TRANSCRIPT_MESSAGE, "conversations/c/messages/m"),
-                quote="mornings",
-                source_time=None,
-            ),
-            create_time=now,
-            author_user_id=user,
-        )
+    return records.memory(
+        first, created=now, memory_id=memory_id, tenant=tenant, user=user, key=key
     )
-    return memory
 
 
 def test_migrations_match_the_models(engine: Engine) -> None:

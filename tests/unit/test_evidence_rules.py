@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory_service.domain.evidence import KeyHistory, grounding, stale_evidence
-from memory_service.domain.model import (
-    EvidenceRef,
-    EvidenceType,
-    Memory,
-    MemoryKind,
-    Provenance,
-    ProvenanceMethod,
-    Revision,
-    RevisionStatus,
-    Scope,
-    ScopeType,
-    Speaker,
+from memory_service.domain.evidence import (
+    KeyHistory,
+    grounding,
+    offered_time,
+    said_time,
+    stale_evidence,
 )
+from memory_service.domain.model import Memory, Revision, RevisionStatus
+from tests.support import records
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -36,31 +32,21 @@ def revision(
     superseded_from: datetime | None = None,
     valid_from: datetime | None = None,
 ) -> Revision:
-    return Revision(
-        memory_id="m",
-        number=number,
+    return records.revision(
+        number,
+        at(said) + timedelta(seconds=1),
         value=value,
         valid_from=valid_from,
-        valid_until=None,
         status=status,
-        provenance=Provenance(
-            Speaker.USER,
-            ProvenanceMethod.USER_STATEMENT,
-            EvidenceRef(EvidenceType.TRANSCRIPT_MESSAGE, "conversations/c/messages/x"),
-            "",
-            at(said),
+        provenance=records.user_statement(
+            source_time=at(said), evidence="conversations/c/messages/x"
         ),
-        create_time=at(said) + timedelta(seconds=1),
-        author_user_id="u",
         superseded_from=superseded_from,
     )
 
 
 def memory(*revisions: Revision) -> Memory:
-    return Memory(
-        "m", "t", Scope(ScopeType.USER, "u"), "k", "", MemoryKind.PREFERENCE, 1, T0, T0,
-        revisions=list(revisions),
-    )  # fmt: skip
+    return records.memory(*revisions, created=T0)
 
 
 NOW = at(100)
@@ -154,3 +140,20 @@ def test_grounding(value: str, quote: str, evidence: str, grounded: bool) -> Non
     if reason:
         assert reason.startswith("UNGROUNDED:")
         assert value not in reason  # a reason never repeats the text
+
+
+def test_a_revision_offered_again_keeps_an_unknown_time_unknown() -> None:
+    """Confirm and restore offer a stored revision as evidence: its time is no later than it
+    was written, and an unknown time stays unknown, so it counts as old (refused after a
+    deletion) instead of as new as the revision."""
+    known = revision(1, 10)
+    assert offered_time(known) == at(10)
+    unknown = replace(known, provenance=replace(known.provenance, source_time=None))
+    assert offered_time(unknown) is None
+    assert said_time(unknown) == unknown.create_time  # a revision holding a key: as new as it is
+    late = replace(known, provenance=replace(known.provenance, source_time=at(50)))
+    assert offered_time(late) == late.create_time
+    deleted_after_it_was_written = KeyHistory(at(30), None)
+    assert stale_evidence(
+        offered_time(unknown), deleted_after_it_was_written, "v", subject_statement=True, now=NOW
+    )

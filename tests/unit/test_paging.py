@@ -67,3 +67,25 @@ def test_a_signed_cursor_of_the_wrong_shape_is_refused() -> None:
 def test_negative_page_size_is_refused_and_large_is_capped() -> None:
     assert refused(svc.ListMemoriesRequest(page_size=-1)) == "page_size"
     assert TOKENS.page(svc.ListMemoriesRequest(page_size=10**9), ALICE, [ID]).size == 1000
+
+
+def test_every_list_pages_alike_fetch_one_more_cut_and_issue_the_next_token() -> None:
+    request = svc.ListMemoriesRequest(page_size=2)
+    page = TOKENS.page(request, ALICE, [ORDINAL])
+    assert (page.size, page.fetch, page.cursor(0)) == (2, 3, 0)
+    shown, token = page.respond([1, 2, 3], lambda n: (n,))
+    assert shown == [1, 2]
+    following = TOKENS.page(
+        svc.ListMemoriesRequest(page_size=2, page_token=token), ALICE, [ORDINAL]
+    )
+    assert following.cursor(0) == 2
+    assert following.respond([3], lambda n: (n,)) == ([3], "")
+    assert page.respond([1, 2], lambda n: (n,)) == ([1, 2], "")  # exactly a page: no empty next
+    assert page.respond([], lambda n: (n,)) == ([], "")
+
+
+def test_page_size_defaults_and_is_capped() -> None:
+    assert TOKENS.page(svc.ListMemoriesRequest(), ALICE, [ID]).size == 50
+    assert TOKENS.page(svc.ListMemoriesRequest(page_size=10**6), ALICE, [ID]).size == 1000
+    with pytest.raises(InvalidArgument):
+        TOKENS.page(svc.ListMemoriesRequest(page_size=-1), ALICE, [ID])

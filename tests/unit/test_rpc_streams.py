@@ -102,7 +102,7 @@ def test_an_unexpected_failure_mid_stream_is_internal_with_a_trace_id(recorded: 
 def test_a_domain_error_mid_stream_maps_like_a_unary_one(recorded: Recorded) -> None:
     _, context = run(NotFound("memories/x"))
     assert context.status.code is grpc.StatusCode.NOT_FOUND
-    assert recorded.outcomes == [("Stream", NotFound("memories/x").reason)]
+    assert recorded.outcomes == [("Stream", NotFound("memories/x").reason.name)]
 
 
 def test_a_caller_leaving_mid_stream_is_counted_as_cancelled(recorded: Recorded) -> None:

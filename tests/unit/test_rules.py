@@ -1,4 +1,4 @@
-"""The time and authority rules, without a database or a wire."""
+"""The time rules, without a database or a wire."""
 
 from __future__ import annotations
 
@@ -8,45 +8,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_service.domain import rules
-from memory_service.domain.model import (
-    EvidenceRef,
-    EvidenceType,
-    Memory,
-    MemoryKind,
-    Provenance,
-    ProvenanceMethod,
-    Revision,
-    RevisionStatus,
-    Scope,
-    ScopeType,
-    Speaker,
-)
+from memory_service.domain.model import Memory, Revision, RevisionStatus
+from tests.support import records
 
 T0 = datetime(2026, 11, 29, 12, tzinfo=UTC)
-EVIDENCE = EvidenceRef(EvidenceType.TRANSCRIPT_MESSAGE, "conversations/c/messages/m")
 
 
 def revision(number: int, valid_from: datetime | None = None, **changes: object) -> Revision:
-    fields: dict[str, object] = {
-        "memory_id": "m",
-        "number": number,
-        "value": f"v{number}",
-        "valid_from": valid_from,
-        "valid_until": None,
-        "status": RevisionStatus.ACTIVE,
-        "provenance": Provenance(Speaker.USER, ProvenanceMethod.USER_STATEMENT, EVIDENCE),
-        "create_time": T0,
-        "author_user_id": "u",
-    }
-    fields.update(changes)
-    return Revision(**fields)  # type: ignore[arg-type]
+    return records.revision(number, T0, valid_from=valid_from, **changes)
 
 
 def memory(*revisions: Revision) -> Memory:
-    return Memory(
-        "m", "t", Scope(ScopeType.USER, "u"), "k", "", MemoryKind.PREFERENCE, 1, T0, T0,
-        revisions=list(revisions),
-    )  # fmt: skip
+    return records.memory(*revisions, created=T0)
 
 
 def correct(target: Memory, valid_from: datetime) -> Revision:
@@ -104,23 +77,6 @@ def test_at_most_one_revision_applies_at_any_instant(offsets: list[int], probes:
         assert len(applying) <= 1
         if newest.valid_from is not None and instant >= newest.valid_from:
             assert applying == [newest]
-
-
-def test_only_the_users_own_words_are_active_without_confirmation() -> None:
-    assert (
-        rules.initial_status(Speaker.USER, ProvenanceMethod.USER_STATEMENT) is RevisionStatus.ACTIVE
-    )
-    for speaker in (Speaker.ASSISTANT, Speaker.THIRD_PARTY, Speaker.TOOL):
-        assert (
-            rules.initial_status(speaker, ProvenanceMethod.USER_STATEMENT)
-            is RevisionStatus.CANDIDATE
-        )
-    for method in (
-        ProvenanceMethod.ASSISTANT_INFERENCE,
-        ProvenanceMethod.IMPORT,
-        ProvenanceMethod.RULE,
-    ):
-        assert rules.initial_status(Speaker.USER, method) is RevisionStatus.CANDIDATE
 
 
 def test_quote_matching_ignores_case_and_spacing_but_not_words() -> None:

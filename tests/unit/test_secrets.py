@@ -9,7 +9,7 @@ import time
 import pytest
 
 from memory_service.adapters.secret_scanning import DetectSecretsScanner
-from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.errors import InvalidArgument, Reason
 from memory_service.domain.secrets import SecretDetector
 
 DETECTOR = SecretDetector(DetectSecretsScanner())
@@ -160,7 +160,7 @@ def test_look_alikes_are_not_secrets(text: str) -> None:
 def test_a_refusal_names_the_field_and_never_the_text() -> None:
     with pytest.raises(InvalidArgument) as refused:
         DETECTOR.refuse("revision.value", "the password for the portal is Tr0ub4dor&3")
-    assert refused.value.reason == "SECRET_DETECTED"
+    assert refused.value.reason is Reason.SECRET_DETECTED
     assert [v.field for v in refused.value.violations] == ["revision.value"]
     assert "Tr0ub4dor" not in str(refused.value)
     assert "Tr0ub4dor" not in refused.value.violations[0].description

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_service.domain import evidence, rules
+from memory_service.domain import authority, evidence, names, rules
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.etags import parse_etag
 from memory_service.domain.export import SCHEMA_ID, content_hash, evidence_parts
@@ -42,7 +42,6 @@ from memory_service.domain.model import (
     TurnStatus,
 )
 from memory_service.domain.secrets import SecretDetector
-from memory_service.domain.services import IMPORT_ITEM_NAME, MESSAGE_NAME
 
 MEMORY_ID = re.compile(rules.MEMORY_ID)  # fullmatch only
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -295,8 +294,7 @@ def _revision(raw: Any, memory: Memory, path: str, restorer: Restorer) -> Revisi
             restored_by=restorer.user_id,
             restore_time=restorer.time,
         )
-    authoritative = rules.initial_status(provenance.speaker, provenance.method)
-    inferred = authoritative is not RevisionStatus.ACTIVE
+    inferred = not authority.user_said_it(provenance.speaker, provenance.method)
     if status is RevisionStatus.ACTIVE and inferred and confirmed is None:
         # I5: only the subject's own words are authoritative without a confirmation
         raise ArchiveError(
@@ -331,14 +329,13 @@ def _provenance(raw: dict[str, Any], deleted: bool, path: str) -> Provenance:
     where = f"{path}.provenance"
     evidence_type = _enum(raw, "evidence_type", EvidenceType, where)
     ref = _text(raw, "evidence", where, rules.MAX_EVIDENCE_REF_CHARS)
-    pattern = (
-        DELETED_EVIDENCE
-        if deleted
-        else MESSAGE_NAME
-        if evidence_type is EvidenceType.TRANSCRIPT_MESSAGE
-        else IMPORT_ITEM_NAME
-    )
-    if not pattern.fullmatch(ref):
+    if deleted:
+        valid = DELETED_EVIDENCE.fullmatch(ref) is not None
+    elif evidence_type is EvidenceType.TRANSCRIPT_MESSAGE:
+        valid = names.MESSAGE.match(ref) is not None
+    else:
+        valid = names.IMPORT_ITEM.match(ref) is not None
+    if not valid:
         raise ArchiveError(f"{where}.evidence", "is not a reference of its evidence type")
     conversation_ref, message_ref = evidence_parts(evidence_type, ref)
     if (raw.get("conversation_ref"), raw.get("message_ref")) != (conversation_ref, message_ref):
@@ -482,8 +479,8 @@ def check_said(memory: Memory, said: dict[str, tuple[str, str]], path: str) -> N
         if revision.provenance.evidence.type is not EvidenceType.TRANSCRIPT_MESSAGE:
             continue
         where = f"{path}.revisions[{index}].provenance.evidence"
-        match = MESSAGE_NAME.fullmatch(revision.provenance.evidence.ref)
-        found = said.get(match.group(2)) if match else None
+        ids = names.MESSAGE.match(revision.provenance.evidence.ref)
+        found = said.get(ids[1]) if ids else None
         if found is None:
             raise ArchiveError(where, "an ACTIVE statement needs its message earlier in the export")
         owner, text = found

@@ -11,12 +11,13 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from memory_service.domain import evidence, rules
+from memory_service.domain import authority, evidence, names, rules
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import (
     FailedPrecondition,
     NotFound,
     PermissionDenied,
+    Reason,
     ResourceExhausted,
 )
 from memory_service.domain.importing.parsers import (
@@ -58,8 +59,6 @@ from memory_service.domain.model import (
     ProvenanceMethod,
     RestoreMode,
     Revision,
-    Scope,
-    ScopeType,
     SkipReason,
     Speaker,
     new_id,
@@ -103,8 +102,36 @@ def _chunked(values: Iterable[T], size: int) -> Iterator[list[T]]:
         yield chunk
 
 
-def item_name(item: ImportItem) -> str:
-    return f"importBatches/{item.batch_id}/items/{item.id}"
+def _item(
+    batch: ImportBatch,
+    entry: ArchiveItem,
+    said: datetime | None,
+    ordinal: int,
+    outcome: ItemOutcome,
+    skip_reason: SkipReason,
+    text: str = "",
+    lineage_hash: str = "",
+    *,
+    review: ItemReview = ItemReview.NONE,
+    attachment: str = "",
+) -> ImportItem:
+    """One item of `batch` for an archive entry (its text and lineage hash as kept)."""
+    return ImportItem(
+        id=new_id(),
+        batch_id=batch.id,
+        tenant_id=batch.tenant_id,
+        user_id=batch.user_id,
+        ordinal=ordinal,
+        outcome=outcome,
+        skip_reason=skip_reason,
+        speaker=entry.speaker,
+        text=text,
+        lineage_hash=lineage_hash,
+        source_time=said,
+        source_ref=entry.source_ref,
+        attachment=attachment,
+        review=review,
+    )
 
 
 def classify(
@@ -149,13 +176,15 @@ class ImportUseCases:
         if existing is not None and existing.state is not ImportState.FAILED:
             return existing, True
         if restoring and restore_mode is RestoreMode.CLEAN and uow.archive.has_memories():
-            raise FailedPrecondition(f"the tenant {TENANT_NOT_EMPTY}", reason="TENANT_NOT_EMPTY")
+            raise FailedPrecondition(
+                f"the tenant {TENANT_NOT_EMPTY}", reason=Reason.TENANT_NOT_EMPTY
+            )
         background = len(archive) > INLINE_LIMIT
         if background and uow.imports.count_pending(identity.user_id) >= MAX_PENDING_ARCHIVES:
             raise ResourceExhausted(
                 f"{MAX_PENDING_ARCHIVES} archives of yours are still waiting to be parsed; "
                 "submit this one when one of them has finished",
-                reason="TOO_MANY_PENDING_IMPORTS",
+                reason=Reason.TOO_MANY_PENDING_IMPORTS,
                 metadata={"limit": str(MAX_PENDING_ARCHIVES)},
             )
         if existing is not None:
@@ -234,45 +263,14 @@ class ImportUseCases:
                 seen.add(digest)
                 said = evidence.archive_time(entry.source_time, batch.create_time)
                 keep_text = reason is not SkipReason.SECRET  # a secret's text is never stored
-                items.append(
-                    ImportItem(
-                        id=new_id(),
-                        batch_id=batch.id,
-                        tenant_id=uow.tenant_id,
-                        user_id=batch.user_id,
-                        ordinal=ordinal + len(items),
-                        outcome=outcome,
-                        skip_reason=reason,
-                        speaker=entry.speaker,
-                        text=entry.text if keep_text else "",
-                        lineage_hash=digest if keep_text else "",
-                        source_time=said,
-                        source_ref=entry.source_ref,
-                        review=(
-                            ItemReview.NONE
-                            if outcome is ItemOutcome.SKIPPED
-                            else ItemReview.PENDING
-                        ),
-                    )
-                )
+                text, digest = (entry.text, digest) if keep_text else ("", "")
+                review = ItemReview.NONE if outcome is ItemOutcome.SKIPPED else ItemReview.PENDING
+                here = (batch, entry, said)
+                at = ordinal + len(items)
+                items.append(_item(*here, at, outcome, reason, text, digest, review=review))
                 for name in entry.missing_attachments:
-                    items.append(
-                        ImportItem(
-                            id=new_id(),
-                            batch_id=batch.id,
-                            tenant_id=uow.tenant_id,
-                            user_id=batch.user_id,
-                            ordinal=ordinal + len(items),
-                            outcome=ItemOutcome.MISSING_ATTACHMENT,
-                            skip_reason=SkipReason.NONE,
-                            speaker=entry.speaker,
-                            text="",
-                            lineage_hash="",
-                            source_time=said,
-                            source_ref=entry.source_ref,
-                            attachment=name,
-                        )
-                    )
+                    at, missing = ordinal + len(items), ItemOutcome.MISSING_ATTACHMENT
+                    items.append(_item(*here, at, missing, SkipReason.NONE, attachment=name))
             uow.imports.add_items(items)
             ordinal += len(items)
             for item in items:
@@ -371,7 +369,7 @@ class ImportUseCases:
     def get(self, uow: UnitOfWork, identity: Identity, batch_id: str) -> ImportBatch:
         batch = uow.imports.get_batch(batch_id)
         if batch is None or batch.user_id != identity.user_id:
-            raise NotFound(f"importBatches/{batch_id}")
+            raise NotFound(names.import_batch(batch_id))
         return batch
 
     def items(
@@ -389,7 +387,7 @@ class ImportUseCases:
     def item(self, uow: UnitOfWork, identity: Identity, item_id: str) -> ImportItem:
         item = uow.imports.get_item(item_id)
         if item is None or item.user_id != identity.user_id:
-            raise NotFound(f"importBatches/-/items/{item_id}")
+            raise NotFound(names.import_item("-", item_id))
         return item
 
     def confirm(
@@ -407,16 +405,16 @@ class ImportUseCases:
         if item.review is not ItemReview.PENDING:
             raise FailedPrecondition(
                 f"the item is {item.review.value.lower()}, not waiting for review",
-                reason="NOT_CANDIDATE",
+                reason=Reason.NOT_CANDIDATE,
             )
-        scope = Scope(ScopeType.USER, identity.user_id)
+        scope = authority.own_memory(identity)
         value = value or item.text
         self._secrets.refuse("value", value)
         ungrounded = evidence.grounding(value, "", item.text)
         if ungrounded:
             raise FailedPrecondition(
                 f"{ungrounded}: an edited value must still say what the item says",
-                reason=evidence.UNGROUNDED,
+                reason=Reason.UNGROUNDED,
             )
         existing = uow.memories.find_live(scope, key, key_context)
         draft = RevisionDraft(
@@ -426,7 +424,7 @@ class ImportUseCases:
             ProvenanceDraft(
                 None,
                 ProvenanceMethod.IMPORT,
-                EvidenceRef(EvidenceType.IMPORT_ITEM, item_name(item)),
+                EvidenceRef(EvidenceType.IMPORT_ITEM, names.import_item(item.batch_id, item.id)),
             ),
         )
         if existing is None:
@@ -458,7 +456,7 @@ class ImportUseCases:
         if item.review is not ItemReview.PENDING:
             raise FailedPrecondition(
                 f"the item is {item.review.value.lower()}, not waiting for review",
-                reason="NOT_CANDIDATE",
+                reason=Reason.NOT_CANDIDATE,
             )
         rejected = replace(item, review=ItemReview.REJECTED)
         uow.imports.update_item(rejected)
@@ -503,7 +501,7 @@ def check_restorer(identity: Identity, mode: RestoreMode) -> None:
     elif RESTORER_ROLE not in identity.roles:
         raise PermissionDenied(
             "merging an export into existing data needs the restorer role",
-            reason="ROLE_REQUIRED",
+            reason=Reason.ROLE_REQUIRED,
             metadata={"role": RESTORER_ROLE},
         )
 
@@ -573,7 +571,7 @@ class _RestoreRun:
                 else:
                     uow.grants.add(record)
             elif isinstance(record, ImportBatch):
-                name = f"importBatches/{record.id}"
+                name = names.import_batch(record.id)
                 if record.id in by_kind["import_batch"]:
                     self.lost_batches.add(record.id)
                     self.skip(where, name, SkipReason.ID_COLLISION)
@@ -584,11 +582,15 @@ class _RestoreRun:
                     uow.imports.add_batch(record, None)
             elif isinstance(record, ImportItem):
                 if record.id in by_kind["import_item"] or record.batch_id in self.lost_batches:
-                    self.skip(where, item_name(record), SkipReason.ID_COLLISION)
+                    self.skip(
+                        where,
+                        names.import_item(record.batch_id, record.id),
+                        SkipReason.ID_COLLISION,
+                    )
                 else:
                     uow.imports.add_items([record])
             elif isinstance(record, Message):
-                name = f"conversations/{record.conversation_id}/messages/{record.id}"
+                name = names.message(record.conversation_id, record.id)
                 if record.id in by_kind["message"]:
                     mine = uow.archive.messages([record.id]).get(record.id)
                     same = mine is not None and mine == replace(mine, **_message_fields(record))
@@ -608,7 +610,7 @@ class _RestoreRun:
         in_use = uow.archive.ids_in_use("memory", ids)
         mine = uow.memories.get_many(ids) if in_use else {}
         for where, memory in chunk:
-            name = f"memories/{memory.id}"
+            name = names.memory(memory.id)
             if memory.id in mine:
                 here = mine[memory.id]
                 if self.merge and extends(here, memory):
