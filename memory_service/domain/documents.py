@@ -10,6 +10,7 @@ from datetime import datetime
 
 from memory_service.domain import rules
 from memory_service.domain.authorization import require_document_connector
+from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.model import (
     DocumentVersion,
     EvidenceType,
@@ -21,6 +22,32 @@ from memory_service.domain.model import (
 from memory_service.domain.ports import UnitOfWork
 
 MAX_NAMED_MEMORIES = 1000  # a report counts every memory it marks but names at most this many
+VERSION_RULE = "must be 1-128 characters of [A-Za-z0-9._:@+=-]"
+
+
+def document_ref(uri: str, version: str, field: str) -> tuple[str, str]:
+    """(uri, version) of a document reference, or InvalidArgument naming `field`.uri/.version.
+    The one check for every door a reference comes in by: the API and restores."""
+    problem = rules.document_uri_problem(uri)
+    if problem is not None:
+        raise InvalidArgument(f"{field}.uri", problem)
+    return uri, document_version(version, field)
+
+
+def document_version(version: str, field: str) -> str:
+    if not rules.DOCUMENT_VERSION_PATTERN.fullmatch(version):
+        raise InvalidArgument(f"{field}.version", VERSION_RULE)
+    return version
+
+
+def document_excerpt(excerpt: str, field: str) -> str:
+    """The supporting passage, trimmed; a document fact without one has no evidence."""
+    excerpt = excerpt.strip()
+    if not excerpt:
+        raise InvalidArgument(
+            f"{field}.excerpt", "is required: the passage that supports the value"
+        )
+    return excerpt
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from memory_service.domain.model import (
     ImportItem,
     Memory,
     Message,
+    Provenance,
     Revision,
     ScopeType,
     SkipReason,
@@ -32,7 +33,7 @@ from memory_service.domain.model import (
 from memory_service.domain.ports import MemoryQuery, UnitOfWork, Visibility
 
 SCHEMA_ID = "crmmem.memory-export/v2"
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"  # 2.1: document and review-decision evidence (additive)
 EXPORTED_BY = "crmmem-memory-service/2"
 PAGE = 100  # records read per transaction
 T = TypeVar("T")
@@ -59,7 +60,19 @@ def evidence_parts(evidence_type: EvidenceType, ref: str) -> tuple[str | None, s
     return None, None
 
 
-def _revision(revision: Revision) -> dict[str, Any]:
+def _document(provenance: Provenance, deleted: bool) -> dict[str, Any] | None:
+    """Document evidence: the reference, the version read and the supporting passage. A
+    deletion marker keeps the version (its lineage hash covers it), never the URI or excerpt."""
+    if provenance.evidence.type is not EvidenceType.DOCUMENT:
+        return None
+    return {
+        "uri": None if deleted else provenance.evidence.ref,
+        "version": provenance.document_version,
+        "excerpt": provenance.excerpt,
+    }
+
+
+def _revision(revision: Revision, deleted: bool) -> dict[str, Any]:
     provenance = revision.provenance
     confirmation = revision.confirmation
     conversation_ref, message_ref = evidence_parts(
@@ -89,7 +102,14 @@ def _revision(revision: Revision) -> dict[str, Any]:
             "message_ref": message_ref,
             "quote": provenance.quote,
             "source_time": time_text(provenance.source_time),
+            "document": _document(provenance, deleted),
+            "kept_memory": (
+                provenance.evidence.ref
+                if provenance.evidence.type is EvidenceType.KEPT_MEMORY and not deleted
+                else None
+            ),
         },
+        "source_change_time": time_text(revision.source_change_time),
         "confirmation": (
             None
             if confirmation is None
@@ -119,7 +139,7 @@ def memory_record(memory: Memory) -> dict[str, Any]:
             "deleted_at": time_text(memory.delete_time),
         },
         "key_hash": memory.key_hash,
-        "revisions": [_revision(r) for r in memory.revisions],
+        "revisions": [_revision(r, memory.deleted) for r in memory.revisions],
     }
 
 

@@ -15,7 +15,7 @@ from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from google.protobuf.message import Message as ProtoMessage
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from memory_service.domain import authority, names, rules
+from memory_service.domain import authority, documents, names, rules
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.etags import etag_of
 from memory_service.domain.model import (
@@ -215,11 +215,7 @@ def provenance_draft(provenance: pb.Provenance, field: str) -> ProvenanceDraft:
         evidence = EvidenceRef(EvidenceType.IMPORT_ITEM, provenance.import_item)
     elif which == "document":
         uri, version = document_ref(provenance.document, f"{field}.document")
-        excerpt = provenance.document.excerpt.strip()
-        if not excerpt:
-            raise InvalidArgument(
-                f"{field}.document.excerpt", "is required: the passage that supports the value"
-            )
+        excerpt = documents.document_excerpt(provenance.document.excerpt, f"{field}.document")
         evidence = EvidenceRef(EvidenceType.DOCUMENT, uri)
     else:
         raise InvalidArgument(field, "needs evidence: transcript_message, import_item or document")
@@ -239,13 +235,8 @@ def provenance_draft(provenance: pb.Provenance, field: str) -> ProvenanceDraft:
 
 
 def document_ref(document: pb.DocumentSource, field: str) -> tuple[str, str]:
-    """(uri, version) of a document reference, validated."""
-    problem = rules.document_uri_problem(document.uri)
-    if problem is not None:
-        raise InvalidArgument(f"{field}.uri", problem)
-    if not rules.DOCUMENT_VERSION_PATTERN.fullmatch(document.version):
-        raise InvalidArgument(f"{field}.version", "must be 1-128 characters of [A-Za-z0-9._:@+=-]")
-    return document.uri, document.version
+    """(uri, version) of a document reference, validated (domain/documents.py)."""
+    return documents.document_ref(document.uri, document.version, field)
 
 
 def create_command(request: service_pb.CreateMemoryRequest) -> CreateMemory:

@@ -191,3 +191,51 @@ def test_an_id_used_by_another_tenant_is_a_collision_and_says_no_more(
             memory_service_pb2.GetMemoryRequest(name=theirs.name), timeout=10
         )
     assert error.value.code() is grpc.StatusCode.NOT_FOUND
+
+
+def document_fact(uri: str, excerpt: str = "Sam owns Project Alpha.") -> dict[str, Any]:
+    """An organization fact citing a document, as an export writes one."""
+    cited = exports.revision("Sam owns Project Alpha", author_user_id="ada")
+    cited["provenance"].update(
+        speaker="TOOL",
+        extraction_method="DOCUMENT",
+        evidence_type="DOCUMENT",
+        evidence=uri,
+        conversation_ref=None,
+        message_ref=None,
+        document={"uri": uri, "version": "v1", "excerpt": excerpt},
+        kept_memory=None,
+    )
+    return exports.memory(
+        key="alpha.owner", scope={"type": "ORGANIZATION", "id": ""}, kind="FACT", revisions=[cited]
+    )
+
+
+def test_a_document_fact_is_restored_only_under_the_apis_document_rules(admin: Client) -> None:
+    """A document reference carrying a password, a mismatched URI, a missing excerpt, an
+    unsupported value or a user's fact made ACTIVE by a document each fail the whole restore,
+    naming the line and field; the same fact with a clean reference is restored."""
+    where = "line 2.revisions[0].provenance.document"
+    secret_uri = "https://sam:hunter2@docs.example.com/plans/alpha"
+    unsupported = document_fact("https://docs.example.com/a", "Kim owns Project Beta.")
+    users = document_fact("https://docs.example.com/a")
+    users["scope"] = {"type": "USER", "id": "bob"}
+    mismatched = document_fact("https://docs.example.com/a")
+    mismatched["revisions"][0]["provenance"]["document"]["uri"] = "https://docs.example.com/b"
+    bare = document_fact("https://docs.example.com/a")
+    bare["revisions"][0]["provenance"]["document"] = None
+    for record, field, problem in (
+        (document_fact(secret_uri), f"{where}.uri", "user name or password"),
+        (document_fact("https://docs.example.com/a", "  "), f"{where}.excerpt", "is required"),
+        (mismatched, f"{where}.uri", "does not match"),
+        (bare, where, "is required for document evidence"),
+        (unsupported, "line 2.revisions[0].status", "UNGROUNDED"),
+        (users, "line 2.revisions[0].status", "not the user's own statement"),
+    ):
+        batch = restore(admin, exports.archive(record))
+        assert batch.state == imp_pb.IMPORT_STATE_FAILED, field
+        assert field in batch.error, batch.error
+        assert problem in batch.error, batch.error
+        assert "hunter2" not in batch.error
+    good = document_fact("https://docs.example.com/a")
+    assert restore(admin, exports.archive(good)).state == imp_pb.IMPORT_STATE_SUCCEEDED

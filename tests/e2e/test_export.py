@@ -37,6 +37,8 @@ from tests.e2e.helpers import (
     request_id,
     ts,
 )
+from tests.e2e.test_document_facts import HANDBOOK, PLAN, document_fact, report
+from tests.e2e.test_review_queue import resolve
 from tests.support import exports
 from tests.support.exports import skipped
 from tests.support.servers import Client, ServerProcess, database_url, start_server
@@ -328,3 +330,59 @@ def test_an_incremental_export_restores_on_top_of_the_full_one(
     ] == source
     # The same incremental again changes nothing; it is the same archive.
     assert restore(restorer, incremental, MERGE).name == merged.name
+
+
+def test_document_facts_and_a_resolved_conflict_round_trip_and_stay_watched(
+    memory_server: ServerProcess, clean_server: ServerProcess, tenant: str
+) -> None:
+    """Document evidence (URI, version, excerpt, the time its source changed) and a review
+    decision (the memory kept) survive export and a clean restore, and a restored document fact
+    is still flagged when its document's connector reports a new version."""
+    admin = memory_server.client(tenant, "ada", ["admin"])
+    alice = memory_server.client(tenant, "alice")
+    current = document_fact(admin, "alpha.owner")
+    changed = document_fact(admin, "alpha.lead", HANDBOOK)
+    source_connector = memory_server.client(tenant, "docs-sync", ["document-connector"])
+    assert list(report(source_connector, HANDBOOK, "v2").flagged_memories) == [changed.name]
+    mine = create_pref(alice, "meeting_time", "I prefer morning meetings")
+    house = create_memory(
+        admin, "meeting_time", "Meetings are in the afternoon", scope_type=SCOPE_ORG
+    ).memory
+    resolve(admin, house.name, mine.name, request_id=request_id())
+    delete(admin, document_fact(admin, "alpha.sponsor").name)  # a marker keeps the version
+
+    exported = export(admin, "tenant", include_deleted=True)  # every line schema-valid
+    assert exported[0]["schema_version"] == "2.1"
+    by_id = {m["id"]: m for m in of(exported, "memory")}
+    plan = by_id[current.name.split("/")[1]]["revisions"][0]
+    assert plan["provenance"]["document"] == {
+        "uri": PLAN,
+        "version": "v1",
+        "excerpt": current.applicable_revision.provenance.document.excerpt,
+    }
+    assert plan["provenance"]["evidence"] == PLAN
+    assert plan["source_change_time"] is None
+    assert by_id[changed.name.split("/")[1]]["revisions"][0]["source_change_time"]
+    [marker] = [m for m in by_id.values() if m["temporal"]["deleted_at"]]
+    assert marker["revisions"][0]["provenance"]["document"] == {
+        "uri": None,
+        "version": "v1",
+        "excerpt": "",
+    }
+    closing = by_id[house.name.split("/")[1]]["revisions"][-1]
+    assert closing["provenance"]["extraction_method"] == "REVIEW_DECISION"
+    assert closing["provenance"]["kept_memory"] == mine.name
+
+    target = clean_server.client(tenant, "ada", ["admin"])
+    batch = restore(target, exported)
+    assert batch.state == imp_pb.IMPORT_STATE_SUCCEEDED, batch.error
+    assert batch.skipped_count == 0, skipped(target, batch)
+    restored = export(target, "tenant", include_deleted=True)
+    assert _comparable(restored, batch.name.split("/")[1]) == _comparable(exported)
+    after = get(target, current.name).applicable_revision.provenance
+    assert (after.document.uri, after.document.version) == (PLAN, "v1")
+    assert get(target, changed.name).applicable_revision.HasField("source_change_time")
+
+    connector = clean_server.client(tenant, "docs-sync", ["document-connector"])
+    assert list(report(connector, PLAN, "v2").flagged_memories) == [current.name]
+    assert get(target, current.name).applicable_revision.HasField("source_change_time")

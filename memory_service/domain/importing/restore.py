@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_service.domain import authority, evidence, names, rules
+from memory_service.domain import authority, documents, evidence, names, rules
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.etags import parse_etag
 from memory_service.domain.export import SCHEMA_ID, content_hash, evidence_parts
@@ -47,6 +47,17 @@ MEMORY_ID = re.compile(rules.MEMORY_ID)  # fullmatch only
 SHA256 = re.compile(r"[0-9a-f]{64}")
 DELETED_EVIDENCE = re.compile(r"sha256:[0-9a-f]{64}")
 SUBJECT_RULE = "must be 1-128 characters of [A-Za-z0-9._@:-]"
+# Evidence references by type; DOCUMENT's is checked by domain/documents.py with its version.
+REFERENCES = {
+    EvidenceType.TRANSCRIPT_MESSAGE: names.MESSAGE,
+    EvidenceType.IMPORT_ITEM: names.IMPORT_ITEM,
+    EvidenceType.KEPT_MEMORY: names.MEMORY,
+}
+# Methods that come with one kind of evidence only, and evidence only they come with.
+EVIDENCE_OF = {
+    ProvenanceMethod.DOCUMENT: EvidenceType.DOCUMENT,
+    ProvenanceMethod.REVIEW_DECISION: EvidenceType.KEPT_MEMORY,
+}
 
 
 @dataclass(frozen=True)
@@ -241,6 +252,7 @@ def to_memory(
             raise ArchiveError(f"{where}.number", f"must be {index + 1}: numbers are consecutive")
         _refuse_secret(revision.value, f"{where}.content", secrets)
         _refuse_secret(revision.provenance.quote, f"{where}.provenance.quote", secrets)
+        _refuse_secret(revision.provenance.excerpt, f"{where}.provenance.document.excerpt", secrets)
         memory.revisions.append(revision)
     if memory.version < len(memory.revisions):
         raise ArchiveError(f"{path}.etag", "is older than the memory's revisions")
@@ -294,12 +306,16 @@ def _revision(raw: Any, memory: Memory, path: str, restorer: Restorer) -> Revisi
             restored_by=restorer.user_id,
             restore_time=restorer.time,
         )
+    author = _subject(raw, "author_user_id", path)
     inferred = not authority.user_said_it(provenance.speaker, provenance.method)
-    if status is RevisionStatus.ACTIVE and inferred and confirmed is None:
-        # I5: only the subject's own words are authoritative without a confirmation
-        raise ArchiveError(
-            f"{path}.status", "an inferred revision is ACTIVE only with a confirmation"
-        )
+    if status is RevisionStatus.ACTIVE and confirmed is None and not memory.deleted:
+        if provenance.method is ProvenanceMethod.DOCUMENT:
+            _check_document_authority(memory, value, provenance, author, path)
+        elif inferred:
+            # I5: only the subject's own words are authoritative without a confirmation
+            raise ArchiveError(
+                f"{path}.status", "an inferred revision is ACTIVE only with a confirmation"
+            )
     return Revision(
         memory_id=memory.id,
         number=number,
@@ -309,13 +325,36 @@ def _revision(raw: Any, memory: Memory, path: str, restorer: Restorer) -> Revisi
         status=status,
         provenance=provenance,
         create_time=_required_time(temporal, "created_at", f"{path}.temporal"),
-        author_user_id=_subject(raw, "author_user_id", path),
+        author_user_id=author,
         replaces_number=_replaces(raw, number, path),
         superseded_from=superseded_from,
         superseded_by_number=superseded_by,
         confirmation=confirmed,
         status_reason=_text(raw, "status_reason", path, rules.MAX_VALUE_CHARS),
+        source_change_time=_source_change_time(raw, provenance, path),
     )
+
+
+def _check_document_authority(
+    memory: Memory, value: str, provenance: Provenance, author: str, path: str
+) -> None:
+    """An unconfirmed ACTIVE document fact passes the rule the API writes it under
+    (`authority.initial_status`): customer or organization memory, its excerpt supporting it."""
+    status, why = authority.initial_status(
+        memory.scope, provenance, author, provenance.excerpt, value
+    )
+    if status is not RevisionStatus.ACTIVE:
+        raise ArchiveError(f"{path}.status", f"is ACTIVE only with a confirmation: {why}")
+
+
+def _source_change_time(raw: dict[str, Any], provenance: Provenance, path: str) -> datetime | None:
+    """Absent in 2.0 exports; only a revision citing a document has one."""
+    if raw.get("source_change_time") is None:
+        return None
+    changed = _time(raw, "source_change_time", path, optional=True)
+    if provenance.evidence.type is not EvidenceType.DOCUMENT:
+        raise ArchiveError(f"{path}.source_change_time", "is set only on document evidence")
+    return changed
 
 
 def _replaces(raw: dict[str, Any], number: int, path: str) -> int:
@@ -328,15 +367,25 @@ def _replaces(raw: dict[str, Any], number: int, path: str) -> int:
 def _provenance(raw: dict[str, Any], deleted: bool, path: str) -> Provenance:
     where = f"{path}.provenance"
     evidence_type = _enum(raw, "evidence_type", EvidenceType, where)
+    method = _enum(raw, "extraction_method", ProvenanceMethod, where)
+    if EVIDENCE_OF.get(method, evidence_type) is not evidence_type or (
+        method not in EVIDENCE_OF and evidence_type in EVIDENCE_OF.values()
+    ):
+        raise ArchiveError(f"{where}.evidence_type", f"does not go with {method.value}")
     ref = _text(raw, "evidence", where, rules.MAX_EVIDENCE_REF_CHARS)
     if deleted:
         valid = DELETED_EVIDENCE.fullmatch(ref) is not None
-    elif evidence_type is EvidenceType.TRANSCRIPT_MESSAGE:
-        valid = names.MESSAGE.match(ref) is not None
+    elif evidence_type in REFERENCES:
+        valid = REFERENCES[evidence_type].match(ref) is not None
     else:
-        valid = names.IMPORT_ITEM.match(ref) is not None
+        valid = True  # a document's URI: checked with its version below
     if not valid:
         raise ArchiveError(f"{where}.evidence", "is not a reference of its evidence type")
+    version, excerpt = _document(raw, evidence_type, ref, deleted, where)
+    kept = raw.get("kept_memory")
+    expected_kept = ref if evidence_type is EvidenceType.KEPT_MEMORY and not deleted else None
+    if kept != expected_kept:
+        raise ArchiveError(f"{where}.kept_memory", "does not match the evidence reference")
     conversation_ref, message_ref = evidence_parts(evidence_type, ref)
     if (raw.get("conversation_ref"), raw.get("message_ref")) != (conversation_ref, message_ref):
         raise ArchiveError(f"{where}.message_ref", "does not match the evidence reference")
@@ -345,11 +394,42 @@ def _provenance(raw: dict[str, Any], deleted: bool, path: str) -> Provenance:
         raise ArchiveError(f"{where}.quote", "a deleted memory keeps no quote")
     return Provenance(
         speaker=_enum(raw, "speaker", Speaker, where),
-        method=_enum(raw, "extraction_method", ProvenanceMethod, where),
+        method=method,
         evidence=EvidenceRef(evidence_type, ref),
         quote=quote,
         source_time=_time(raw, "source_time", where, optional=True),
+        document_version=version,
+        excerpt=excerpt,
     )
+
+
+def _document(
+    raw: dict[str, Any], evidence_type: EvidenceType, ref: str, deleted: bool, where: str
+) -> tuple[str, str]:
+    """(version, excerpt) of document evidence, checked as the API checks them
+    (domain/documents.py); a deletion marker keeps the version only."""
+    document = raw.get("document")
+    if evidence_type is not EvidenceType.DOCUMENT:
+        if document is not None:
+            raise ArchiveError(f"{where}.document", "is set only on document evidence")
+        return "", ""
+    field = f"{where}.document"
+    if not isinstance(document, dict):
+        raise ArchiveError(field, "is required for document evidence")
+    uri = _get(document, "uri", (str, type(None)), field)
+    version = _get(document, "version", str, field)
+    excerpt = _text(document, "excerpt", field, rules.MAX_EXCERPT_CHARS)
+    try:
+        if deleted:
+            if uri is not None or excerpt:
+                raise ArchiveError(field, "a deleted memory keeps only the document's version")
+            return documents.document_version(version, field), ""
+        documents.document_ref(uri if isinstance(uri, str) else "", version, field)
+        if uri != ref:
+            raise ArchiveError(f"{field}.uri", "does not match the evidence reference")
+        return version, documents.document_excerpt(excerpt, field)
+    except InvalidArgument as error:
+        raise _archive_error(error) from None
 
 
 def to_message(record: dict[str, Any], tenant_id: str, path: str) -> Message | None:
