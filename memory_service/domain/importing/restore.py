@@ -607,16 +607,14 @@ def extends(stored_memory: Memory, incoming: Memory) -> bool:
     return True
 
 
-def restore_staleness(memory: Memory, history: evidence.KeyHistory, now: datetime) -> str:
-    """The stale-evidence rule for a restored memory: its newest active revision is the
-    evidence. A key deleted here after that was said, or held here by a newer revision,
-    keeps what this store has. A restored memory with nothing active brings nothing back."""
+def restore_offer(memory: Memory) -> evidence.Offered | None:
+    """What a restored memory offers to the stale-evidence rule: its newest active revision,
+    said in the subject's own words as exported. None for a memory with nothing active (or
+    deleted), which brings nothing back."""
     if memory.deleted:
-        return ""
+        return None
     active = [r for r in memory.revisions if r.status is RevisionStatus.ACTIVE]
     if not active:
-        return ""
+        return None
     newest = max(active, key=evidence.said_time)
-    return evidence.stale_evidence(
-        evidence.said_time(newest), history, newest.value, subject_statement=True, now=now
-    )
+    return evidence.Offered(evidence.said_time(newest), newest.value, True)

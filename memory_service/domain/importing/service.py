@@ -33,7 +33,7 @@ from memory_service.domain.importing.restore import (
     check_said,
     check_schema,
     extends,
-    restore_staleness,
+    restore_offer,
     to_batch,
     to_customer,
     to_grant,
@@ -642,10 +642,9 @@ class _RestoreRun:
         live = uow.memories.find_live(memory.scope, memory.key, memory.key_context)
         if live is not None and live.id != memory.id:
             return SkipReason.KEY_HELD
-        history = evidence.KeyHistory(
-            uow.memories.last_deletion(memory.scope, memory.key, memory.key_context), None
-        )
-        if restore_staleness(memory, history, self.now):
+        offered = restore_offer(memory)
+        key = (memory.scope, memory.key, memory.key_context)
+        if offered is not None and MemoryUseCases.staleness(uow, key, offered, self.now):
             return SkipReason.KEY_DELETED
         return None
 
