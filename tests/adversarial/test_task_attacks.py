@@ -5,6 +5,7 @@ page token carried to someone else's task."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +16,7 @@ from crmmem.memory.v1 import task_service_pb2 as task_pb
 from google.protobuf import struct_pb2
 
 from tests.e2e.helpers import error_info, expect_error, expect_invalid
+from tests.e2e.test_export import export
 from tests.e2e.test_tasks import (
     CANCELLED,
     COMPLETED,
@@ -239,3 +241,14 @@ def test_forged_page_tokens_are_refused(alice: Client) -> None:
 
     for token in ("AAAA", "x" * 1_000, "\u00e9t\u00e9", "eyJhZnRlciI6Wy0xXX0"):
         expect_invalid(lambda t=token: listing(t), "page_token")  # type: ignore[misc]
+
+
+def test_task_state_stays_out_of_exports(alice: Client, admin: Client) -> None:
+    """Task state is not memory: neither the user's nor the tenant's export carries it."""
+    task = new_task()
+    marker = f"zebra-{uuid.uuid4().hex[:8]}"
+    checkpoint(alice, task, 1, f"waiting on {marker}", data=payload(note=marker))
+    for caller, parent in ((alice, "users/alice"), (admin, "users/alice"), (admin, "tenant")):
+        records = export(caller, parent)
+        assert marker not in json.dumps(records)
+        assert task.split("/", 1)[1] not in json.dumps(records)
