@@ -20,6 +20,7 @@ from memory_service.domain.model import (
     RevisionStatus,
 )
 from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.secrets import SecretDetector
 
 MAX_NAMED_MEMORIES = 1000  # a report counts every memory it marks but names at most this many
 VERSION_RULE = "must be 1-128 characters of [A-Za-z0-9._:@+=-]"
@@ -70,11 +71,24 @@ def rests_on_other_version(revision: Revision, uri: str, version: str, now: date
     )
 
 
+def refuse_secret_in_uri(secrets: SecretDetector, field: str, uri: str) -> None:
+    """A document's address is kept and shown to every reader of the memory, and its query and
+    fragment are where signed links and access tokens travel: a secret there refuses the write.
+    The path names the document (often a long random id), so it is not scanned."""
+    marks = [index for index in (uri.find("?"), uri.find("#")) if index >= 0]
+    if marks:
+        secrets.refuse(field, uri[min(marks) :])
+
+
 class DocumentUseCases:
+    def __init__(self, secrets: SecretDetector) -> None:
+        self._secrets = secrets
+
     def report_version(
         self, uow: UnitOfWork, identity: Identity, uri: str, version: str, now: datetime
     ) -> DocumentReport:
         require_document_connector(identity)
+        refuse_secret_in_uri(self._secrets, "document.uri", uri)
         previous = uow.documents.get(uri)
         if previous is None or previous.version != version:
             uow.documents.put(DocumentVersion(uow.tenant_id, uri, version, now, identity.user_id))

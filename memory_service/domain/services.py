@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 from memory_service.domain import authority, conversations, evidence, indexing, names, rules
 from memory_service.domain.authorization import AccessPolicy, require_admin
+from memory_service.domain.documents import refuse_secret_in_uri
 from memory_service.domain.errors import (
     Aborted,
     AlreadyExists,
@@ -176,6 +177,7 @@ class EvidenceResolver:
     ) -> ResolvedEvidence:
         """The excerpt is the evidence: the document stays at its source, so the value is
         checked against the passage the writer cites, and the version read is kept."""
+        refuse_secret_in_uri(self._secrets, f"{field}.document.uri", draft.evidence.ref)
         self._secrets.refuse(f"{field}.document.excerpt", draft.excerpt, evidence=True)
         self.check_claims(draft, field, Speaker.TOOL, draft.excerpt)  # a connector read it
         current = uow.documents.get(draft.evidence.ref)
@@ -243,6 +245,10 @@ class MemoryUseCases:
     @property
     def policy(self) -> AccessPolicy:
         return self._policy
+
+    @property
+    def secrets(self) -> SecretDetector:
+        return self._secrets
 
     # --- reads -------------------------------------------------------------------------------
 

@@ -160,7 +160,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         self.recall = recall
         self.exports = ExportUseCases()
         self.review = ReviewUseCases(memories.policy, memories)
-        self.documents = DocumentUseCases()
+        self.documents = DocumentUseCases(memories.secrets)
 
     # Document facts and the review queue: transport/review_servicer.py.
     @rpc
