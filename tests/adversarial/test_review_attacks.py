@@ -21,10 +21,9 @@ from tests.e2e.helpers import (
     get,
     request_id,
 )
+from tests.e2e.test_document_facts import EXCERPT, PLAN, document_fact, report
 from tests.support.servers import Client, ServerProcess
 
-PLAN = "https://docs.example.com/plans/alpha"
-EXCERPT = "Project Alpha: Sam owns Project Alpha and reports weekly to the steering group."
 SECRET = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
 CONFLICT = memory_service_pb2.REVIEW_REASON_CONFLICT
 CANDIDATE_REASON = memory_service_pb2.REVIEW_REASON_CANDIDATE
@@ -45,31 +44,6 @@ def cited(uri: str, version: str = "v1", excerpt: str = EXCERPT) -> memory_pb2.P
     return memory_pb2.Provenance(
         method=memory_pb2.PROVENANCE_METHOD_DOCUMENT,
         document=memory_pb2.DocumentSource(uri=uri, version=version, excerpt=excerpt),
-    )
-
-
-def document_fact(
-    client: Client, key: str, uri: str = PLAN, version: str = "v1"
-) -> memory_pb2.Memory:
-    return create_memory(
-        client,
-        key,
-        "Sam owns Project Alpha",
-        scope_type=SCOPE_ORG,
-        kind=FACT,
-        evidence=cited(uri, version),
-    ).memory
-
-
-def report(
-    client: Client, uri: str, version: str, rid: str = ""
-) -> memory_service_pb2.ReportDocumentVersionResponse:
-    return client.memories.ReportDocumentVersion(
-        memory_service_pb2.ReportDocumentVersionRequest(
-            document=memory_pb2.DocumentSource(uri=uri, version=version),
-            request_id=rid or request_id(),
-        ),
-        timeout=10,
     )
 
 
