@@ -26,20 +26,35 @@ A = TypeVar("A")
 Changed = Callable[[Memory, Revision, datetime], A]
 
 
+Decide = Callable[[UnitOfWork, datetime], tuple[Memory, Revision]]
+
+
 class MemoryCommands:
     def __init__(self, transactions: Transactions, memories: MemoryUseCases) -> None:
         self._tx = transactions
         self._memories = memories
 
-    def create(
-        self, identity: Identity, key: RequestKey[A], command: CreateMemory, present: Changed[A]
+    def _revision_write(
+        self, identity: Identity, key: RequestKey[A], decide: Decide, present: Changed[A]
     ) -> A:
+        """One transaction under the request id whose answer shows the memory and its revision."""
+
         def work(uow: UnitOfWork) -> Answer[A]:
             now = utcnow()
-            memory, revision = self._memories.create(uow, identity, command, now)
+            memory, revision = decide(uow, now)
             return Answer(present(memory, revision, now), memory.id)
 
         return self._tx.write(identity, key, work)
+
+    def create(
+        self, identity: Identity, key: RequestKey[A], command: CreateMemory, present: Changed[A]
+    ) -> A:
+        return self._revision_write(
+            identity,
+            key,
+            lambda uow, now: self._memories.create(uow, identity, command, now),
+            present,
+        )
 
     def correct(
         self,
@@ -52,14 +67,14 @@ class MemoryCommands:
     ) -> A:
         """A new revision that cuts the current one, only at the caller's etag (I3)."""
 
-        def work(uow: UnitOfWork) -> Answer[A]:
-            now = utcnow()
-            memory, revision = self._memories.correct(
+        return self._revision_write(
+            identity,
+            key,
+            lambda uow, now: self._memories.correct(
                 uow, identity, memory_id, expected_version, draft, now
-            )
-            return Answer(present(memory, revision, now), memory.id)
-
-        return self._tx.write(identity, key, work)
+            ),
+            present,
+        )
 
     def confirm(
         self,
@@ -71,14 +86,14 @@ class MemoryCommands:
         confirming_message: str,
         present: Changed[A],
     ) -> A:
-        def work(uow: UnitOfWork) -> Answer[A]:
-            now = utcnow()
-            memory, revision = self._memories.confirm(
+        return self._revision_write(
+            identity,
+            key,
+            lambda uow, now: self._memories.confirm(
                 uow, identity, memory_id, number, expected_version, confirming_message, now
-            )
-            return Answer(present(memory, revision, now), memory.id)
-
-        return self._tx.write(identity, key, work)
+            ),
+            present,
+        )
 
     def reject(
         self,
@@ -89,14 +104,14 @@ class MemoryCommands:
         expected_version: int | None,
         present: Changed[A],
     ) -> A:
-        def work(uow: UnitOfWork) -> Answer[A]:
-            now = utcnow()
-            memory, revision = self._memories.reject(
+        return self._revision_write(
+            identity,
+            key,
+            lambda uow, now: self._memories.reject(
                 uow, identity, memory_id, number, expected_version, now
-            )
-            return Answer(present(memory, revision, now), memory.id)
-
-        return self._tx.write(identity, key, work)
+            ),
+            present,
+        )
 
     def delete(
         self,
