@@ -3,10 +3,11 @@ id, the domain's decision, the answer stored, commit."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from memory_service.app.transactions import Answer, RequestKey, Transactions
+from memory_service.domain.errors import batch_item
 from memory_service.domain.model import (
     Customer,
     CustomerGrant,
@@ -42,6 +43,30 @@ class TranscriptCommands:
             appended = self._transcript.append(
                 uow, identity, conversation_id, speaker, text, status, utcnow()
             )
+            return Answer(present(appended))
+
+        return self._tx.write(identity, key, work)
+
+    def batch_append(
+        self,
+        identity: Identity,
+        key: RequestKey[A],
+        messages: Sequence[tuple[str, tuple[Speaker, str, TurnStatus]]],
+        present: Callable[[list[Message]], A],
+    ) -> A:
+        """Each (conversation id, message) appended as by `append`, in order, in one
+        transaction: all or nothing, the first refusal naming its item (`requests[i]`)."""
+
+        def work(uow: UnitOfWork) -> Answer[A]:
+            now = utcnow()
+            appended = []
+            for index, (conversation_id, (speaker, text, status)) in enumerate(messages):
+                with batch_item("requests", index):
+                    appended.append(
+                        self._transcript.append(
+                            uow, identity, conversation_id, speaker, text, status, now
+                        )
+                    )
             return Answer(present(appended))
 
         return self._tx.write(identity, key, work)

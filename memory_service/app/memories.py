@@ -8,11 +8,12 @@ queued in the same transaction (the outbox) and delivered by `workers.outbox`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TypeVar
 
 from memory_service.app.transactions import Answer, RequestKey, Transactions
+from memory_service.domain.errors import batch_item
 from memory_service.domain.model import Identity, Memory, Revision, utcnow
 from memory_service.domain.ports import UnitOfWork
 from memory_service.domain.services import (
@@ -55,6 +56,26 @@ class MemoryCommands:
             lambda uow, now: self._memories.create(uow, identity, command, now),
             present,
         )
+
+    def batch_create(
+        self,
+        identity: Identity,
+        key: RequestKey[A],
+        commands: Sequence[CreateMemory],
+        present: Callable[[list[tuple[Memory, Revision]], datetime], A],
+    ) -> A:
+        """Every item through the one create rule, in one transaction: all or nothing, and the
+        first refusal names its item (`requests[i]`). Each memory queues its own index work."""
+
+        def work(uow: UnitOfWork) -> Answer[A]:
+            now = utcnow()
+            created = []
+            for index, command in enumerate(commands):
+                with batch_item("requests", index):
+                    created.append(self._memories.create(uow, identity, command, now))
+            return Answer(present(created, now), tuple(memory.id for memory, _ in created))
+
+        return self._tx.write(identity, key, work)
 
     def correct(
         self,

@@ -44,11 +44,16 @@ class RequestKey(Generic[A]):
 @dataclass(frozen=True)
 class Answer(Generic[A]):
     """What a write answers, and the id of the memory or import item whose text the answer
-    carries ('' for none): deleting that record (or the memory it became, or its batch)
-    redacts the stored answer, and a replay then says MEMORY_DELETED instead of the text."""
+    carries ('' for none; a batch's answer carries several): deleting that record (or the
+    memory it became, or its batch) redacts the stored answer, and a replay then says
+    MEMORY_DELETED instead of the text."""
 
     reply: A
-    shows: str = ""
+    shows: str | tuple[str, ...] = ""
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        return tuple(filter(None, (self.shows,) if isinstance(self.shows, str) else self.shows))
 
 
 class Transactions:
@@ -81,7 +86,7 @@ class Transactions:
                             identity.user_id,
                             key.request_id,
                             key.encode(answer.reply),
-                            answer.shows,
+                            answer.shown,
                         )
                     uow.commit()
                     return answer.reply

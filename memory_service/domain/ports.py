@@ -162,7 +162,10 @@ class IdempotencyRepository(Protocol):
     def claim(
         self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime
     ) -> None: ...
-    def record(self, user_id: str, request_id: str, response: bytes, memory_id: str) -> None: ...
+    def record(self, user_id: str, request_id: str, response: bytes, shown: Sequence[str]) -> None:
+        """Stores the answer of a claimed request id with the memories (or import items) whose
+        text it carries; deleting any of them redacts it."""
+
     def redact_shown(self, record_ids: list[str]) -> int:
         """Drops the stored responses that show any of these records (memories or import
         items), keeping their request ids so a replay answers that the record is gone."""

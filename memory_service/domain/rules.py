@@ -41,6 +41,7 @@ MAX_SOURCE_REF_CHARS = 512  # where an archive item came from, and an attachment
 MAX_CONTEXT_CUSTOMERS = 100
 MAX_EVIDENCE_MESSAGES = 20
 MAX_REPEATED_ITEMS = 100  # any other repeated field of a request
+MAX_BATCH_ITEMS = 100  # items of one BatchCreateMemories or BatchAppendMessages
 MAX_VALUE_CHARS = 4000
 MAX_QUOTE_CHARS = 2000
 MAX_EXCERPT_CHARS = 1000  # a document's supporting passage: a passage, never the document

@@ -188,6 +188,19 @@ class IdempotencyRow(Base):
     __table_args__ = (Index("ix_idempotency_keys_memory", "tenant_id", "memory_id"),)
 
 
+class IdempotencyShownRow(Base):
+    """Every memory a batch's stored response shows (one response, many memories), so that
+    deleting any one of them redacts the response, as `IdempotencyRow.memory_id` does for one."""
+
+    __tablename__ = "idempotency_shown"
+
+    tenant_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    memory_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    user_id: Mapped[str] = mapped_column(NAME, primary_key=True)
+    request_id: Mapped[str] = mapped_column(String(rules.MAX_REQUEST_ID_CHARS), primary_key=True)
+    create_time: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+
+
 class OutboxRow(Base):
     """Index work written in the same transaction as the record change it follows."""
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, and_, delete, false, func, or_, select, update
+from sqlalchemy import Select, and_, delete, false, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -35,6 +35,7 @@ from memory_service.domain.model import (
     ScopeType,
     Speaker,
     TurnStatus,
+    utcnow,
 )
 from memory_service.domain.ports import (
     MemoryQuery,
@@ -51,6 +52,7 @@ from memory_service.storage.models import (
     CustomerRow,
     DocumentRow,
     IdempotencyRow,
+    IdempotencyShownRow,
     ImportBatchRow,
     ImportItemRow,
     MemoryRow,
@@ -594,6 +596,14 @@ class SqlIdempotencyRepository(TenantScoped):
                 IdempotencyRow.create_time < expired,
             )
         )
+        self._session.execute(
+            delete(IdempotencyShownRow).where(
+                IdempotencyShownRow.tenant_id == self._tenant_id,
+                IdempotencyShownRow.user_id == user_id,
+                IdempotencyShownRow.request_id == request_id,
+                IdempotencyShownRow.create_time < expired,
+            )
+        )
         self._insert(
             IdempotencyRow(
                 tenant_id=self._tenant_id,
@@ -607,9 +617,10 @@ class SqlIdempotencyRepository(TenantScoped):
             )
         )
 
-    def record(self, user_id: str, request_id: str, response: bytes, memory_id: str) -> None:
-        """The response of a claimed request id (and the memory it shows), in the same
-        transaction as its effect."""
+    def record(self, user_id: str, request_id: str, response: bytes, shown: Sequence[str]) -> None:
+        """The response of a claimed request id (and the memories it shows), in the same
+        transaction as its effect. The first shown memory marks the row as showing one; a
+        batch lists all of them in `idempotency_shown` as well."""
         self._session.execute(
             update(IdempotencyRow)
             .where(
@@ -617,8 +628,23 @@ class SqlIdempotencyRepository(TenantScoped):
                 IdempotencyRow.user_id == user_id,
                 IdempotencyRow.request_id == request_id,
             )
-            .values(response=response, memory_id=memory_id or None)
+            .values(response=response, memory_id=shown[0] if shown else None)
         )
+        if len(shown) > 1:
+            now = utcnow()
+            self._session.execute(
+                insert(IdempotencyShownRow),
+                [
+                    {
+                        "tenant_id": self._tenant_id,
+                        "memory_id": memory_id,
+                        "user_id": user_id,
+                        "request_id": request_id,
+                        "create_time": now,
+                    }
+                    for memory_id in dict.fromkeys(shown)
+                ],
+            )
 
     def redact_shown(self, record_ids: list[str]) -> int:
         if not record_ids:
@@ -627,7 +653,17 @@ class SqlIdempotencyRepository(TenantScoped):
             update(IdempotencyRow)
             .where(
                 IdempotencyRow.tenant_id == self._tenant_id,
-                IdempotencyRow.memory_id.in_(record_ids),
+                or_(
+                    IdempotencyRow.memory_id.in_(record_ids),
+                    select(IdempotencyShownRow.memory_id)
+                    .where(
+                        IdempotencyShownRow.tenant_id == self._tenant_id,
+                        IdempotencyShownRow.user_id == IdempotencyRow.user_id,
+                        IdempotencyShownRow.request_id == IdempotencyRow.request_id,
+                        IdempotencyShownRow.memory_id.in_(record_ids),
+                    )
+                    .exists(),
+                ),
             )
             .values(response=b"")
             .execution_options(synchronize_session=False)
@@ -637,6 +673,7 @@ class SqlIdempotencyRepository(TenantScoped):
 
 def purge_idempotency_keys(session: Session, older_than: datetime) -> int:
     """Maintenance across tenants: forget request ids past their retention."""
+    session.execute(delete(IdempotencyShownRow).where(IdempotencyShownRow.create_time < older_than))
     result = session.execute(delete(IdempotencyRow).where(IdempotencyRow.create_time < older_than))
     return int(result.rowcount)  # type: ignore[attr-defined]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Generic, Protocol, TypeVar
@@ -16,7 +16,7 @@ from google.protobuf.message import Message as ProtoMessage
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from memory_service.domain import authority, documents, names, rules
-from memory_service.domain.errors import InvalidArgument
+from memory_service.domain.errors import InvalidArgument, batch_item
 from memory_service.domain.etags import etag_of
 from memory_service.domain.model import (
     Customer,
@@ -44,6 +44,8 @@ from memory_service.domain.services import (
 )
 
 E = TypeVar("E", bound=StrEnum)
+Item = TypeVar("Item", bound=ProtoMessage)
+Converted = TypeVar("Converted")
 C = TypeVar("C", covariant=True)
 
 MAX_RECALL_LIMIT = 50
@@ -260,6 +262,23 @@ def create_command(request: service_pb.CreateMemoryRequest) -> CreateMemory:
     )
 
 
+def batch(items: Sequence[Item], read: Callable[[Item], Converted]) -> list[Converted]:
+    """The items of a batch request (AIP-233) `requests`, each read by the single call's
+    conversion; a refusal names its item. Items carry no request id of their own: the batch's
+    is the one that makes a retry safe."""
+    if not items:
+        raise InvalidArgument("requests", "is required: 1 to 100 items")
+    if len(items) > rules.MAX_BATCH_ITEMS:
+        raise InvalidArgument("requests", f"takes at most {rules.MAX_BATCH_ITEMS} items")
+    converted = []
+    for index, item in enumerate(items):
+        with batch_item("requests", index):
+            if getattr(item, "request_id", ""):
+                raise InvalidArgument("request_id", "must be empty: set the batch's request_id")
+            converted.append(read(item))
+    return converted
+
+
 def memory_filter(request: service_pb.ListMemoriesRequest) -> MemoryFilter:
     scope_type = SCOPE_TYPES.optional(request.scope_type, "scope_type")
     scope_id = subject_id(request.scope_id, "scope_id", required=False)
@@ -282,6 +301,13 @@ def message_input(message: transcript_pb.Message) -> tuple[Speaker, str, TurnSta
         raise InvalidArgument("message.text", "is required")
     status = TURN_STATUSES.optional(message.status, "message.status")
     return speaker, message.text, status or TurnStatus.COMPLETED
+
+
+def append_input(
+    request: transcript_pb.AppendMessageRequest,
+) -> tuple[str, tuple[Speaker, str, TurnStatus]]:
+    """The conversation id and the message of an AppendMessage (or a batch's item)."""
+    return names.parse_conversation(request.parent), message_input(request.message)
 
 
 def recall_query(query: str) -> str:
@@ -390,6 +416,16 @@ def changed(response: _Changed[C]) -> Callable[[Memory, Revision, datetime], C]:
     as of the write's own instant."""
     return lambda memory, revision, now: response(
         memory=memory_proto(memory, now), revision=revision_proto(revision, now)
+    )
+
+
+def batch_created(
+    created: list[tuple[Memory, Revision]], now: datetime
+) -> service_pb.BatchCreateMemoriesResponse:
+    """One CreateMemoryResponse per memory a batch created, in request order."""
+    one = changed(service_pb.CreateMemoryResponse)
+    return service_pb.BatchCreateMemoriesResponse(
+        responses=[one(memory, revision, now) for memory, revision in created]
     )
 
 

@@ -45,6 +45,8 @@ LIMITS_BY_FULL_NAME = {"crmmem.memory.v1.CustomerReference.name": rules.MAX_DISP
 MAX_ITEMS = {
     "crmmem.memory.v1.BuildContextRequest.customers": rules.MAX_CONTEXT_CUSTOMERS,
     "crmmem.memory.v1.ProposeMemoryRequest.evidence_messages": rules.MAX_EVIDENCE_MESSAGES,
+    "crmmem.memory.v1.BatchCreateMemoriesRequest.requests": rules.MAX_BATCH_ITEMS,
+    "crmmem.memory.v1.BatchAppendMessagesRequest.requests": rules.MAX_BATCH_ITEMS,
 }
 TIMESTAMP = "google.protobuf.Timestamp"
 MIN_SECONDS = -62_135_596_800  # 0001-01-01T00:00:00Z

@@ -206,6 +206,21 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         )
 
     @rpc
+    def BatchCreateMemories(
+        self,
+        request: service_pb.BatchCreateMemoriesRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> service_pb.BatchCreateMemoriesResponse:
+        commands = convert.batch(request.requests, convert.create_command)
+        return self.commands.batch_create(
+            identity,
+            request_key("BatchCreateMemories", request, service_pb.BatchCreateMemoriesResponse),
+            commands,
+            convert.batch_created,
+        )
+
+    @rpc
     def GetMemory(
         self,
         request: service_pb.GetMemoryRequest,
@@ -424,16 +439,31 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> transcript_pb.AppendMessageResponse:
-        conversation_id = names.parse_conversation(request.parent)
-        speaker, text, status = convert.message_input(request.message)
-
+        conversation_id, message = convert.append_input(request)
         return self.commands.append(
             identity,
             request_key("AppendMessage", request, transcript_pb.AppendMessageResponse),
             conversation_id,
-            (speaker, text, status),
+            message,
             lambda message: transcript_pb.AppendMessageResponse(
                 message=convert.message_proto(message)
+            ),
+        )
+
+    @rpc
+    def BatchAppendMessages(
+        self,
+        request: transcript_pb.BatchAppendMessagesRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> transcript_pb.BatchAppendMessagesResponse:
+        messages = convert.batch(request.requests, convert.append_input)
+        return self.commands.batch_append(
+            identity,
+            request_key("BatchAppendMessages", request, transcript_pb.BatchAppendMessagesResponse),
+            messages,
+            lambda appended: transcript_pb.BatchAppendMessagesResponse(
+                messages=[convert.message_proto(m) for m in appended]
             ),
         )
 
