@@ -17,19 +17,30 @@ from crmmem_runtime.listen import listen
 from crmmem_runtime.telemetry import exporting_traces
 from memory_service.adapters.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.adapters.secret_scanning import DetectSecretsScanner
-from memory_service.app.context import BuildContext
-from memory_service.app.imports import SubmitImport
+from memory_service.app.access import (
+    AccessCommands,
+    AccessQueries,
+    TranscriptCommands,
+    TranscriptQueries,
+)
+from memory_service.app.context import BuildContext, ContextCommands, OverrideQueries
+from memory_service.app.imports import ImportCommands, ImportQueries, SubmitImport
 from memory_service.app.index_watch import IndexWatch
+from memory_service.app.memories import MemoryCommands, MemoryQueries
 from memory_service.app.recall import Recaller, RecallMemories, ReplyMargin
+from memory_service.app.review import ReviewCommands, ReviewQueries
+from memory_service.app.tasks import TaskCommands, TaskQueries
 from memory_service.app.transactions import Transactions
 from memory_service.config import Settings
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
 from memory_service.domain.context import ContextBuilder
+from memory_service.domain.documents import DocumentUseCases
 from memory_service.domain.importing.service import ImportUseCases
 from memory_service.domain.model import utcnow
 from memory_service.domain.overrides import OverrideUseCases
 from memory_service.domain.proposals import ProposalUseCases
 from memory_service.domain.recall import RecallUseCases
+from memory_service.domain.review import ReviewUseCases
 from memory_service.domain.secrets import SecretDetector
 from memory_service.domain.services import (
     AccessUseCases,
@@ -192,33 +203,44 @@ def build_server(
         settings.import_poll_seconds,
         settings.import_lease_seconds,
     )
+    review = ReviewUseCases(policy, memory_use_cases)
+    transcript = TranscriptUseCases()
+    access = AccessUseCases(policy)
+    proposals = ProposalUseCases(
+        policy, memory_use_cases, overrides, settings.apply_user_corrections, secrets=secrets
+    )
     servicers = Servicers(
         memory=MemoryServicer(
-            authenticator, transactions, memory_use_cases, RecallMemories(transactions, recaller)
+            authenticator,
+            MemoryCommands(transactions, memory_use_cases, searching=search is not None),
+            MemoryQueries(transactions, memory_use_cases),
+            RecallMemories(transactions, recaller),
+            ReviewCommands(transactions, DocumentUseCases(secrets), review),
+            ReviewQueries(transactions, review),
         ),
-        transcript=TranscriptServicer(authenticator, transactions, TranscriptUseCases()),
-        access=AccessServicer(authenticator, transactions, AccessUseCases(policy)),
+        transcript=TranscriptServicer(
+            authenticator,
+            TranscriptCommands(transactions, transcript),
+            TranscriptQueries(transactions, transcript),
+        ),
+        access=AccessServicer(
+            authenticator, AccessCommands(transactions, access), AccessQueries(transactions, access)
+        ),
         context=ContextServicer(
             authenticator,
-            transactions,
             BuildContext(transactions, ContextBuilder(policy, overrides, tasks), recaller, usage),
-            ProposalUseCases(
-                policy,
-                memory_use_cases,
-                overrides,
-                settings.apply_user_corrections,
-                secrets=secrets,
-            ),
-            overrides,
+            ContextCommands(transactions, proposals, overrides),
+            OverrideQueries(transactions, overrides),
         ),
         imports=ImportServicer(
             authenticator,
-            transactions,
-            imports,
             SubmitImport(transactions, imports, import_runner, release_freed_memory),
-            settings.backup_retention_days,
+            ImportCommands(transactions, imports, settings.backup_retention_days),
+            ImportQueries(transactions, imports),
         ),
-        tasks=TaskServicer(authenticator, transactions, tasks),
+        tasks=TaskServicer(
+            authenticator, TaskCommands(transactions, tasks), TaskQueries(transactions, tasks)
+        ),
     )
     server, health_servicer = grpc_server(servicers, settings.max_workers, tracer_provider)
     port = listen(server, settings.listen)

@@ -1,5 +1,6 @@
-"""Transcript and access write use cases, one entry each: the unit of work under the request
-id, the domain's decision, the answer stored, commit."""
+"""Transcript and access use cases, one entry each. A write: the unit of work under the request
+id, the domain's decision, the answer stored, commit. A read: one read unit of work, the
+domain's answer."""
 
 from __future__ import annotations
 
@@ -131,3 +132,58 @@ class AccessCommands:
             return Answer(present(self._access.delete_customer(uow, identity, customer_id)))
 
         return self._tx.write(identity, key, work)
+
+
+class TranscriptQueries:
+    """Reading a conversation: whose it is and who may read it is `domain.conversations`."""
+
+    def __init__(self, transactions: Transactions, transcript: TranscriptUseCases) -> None:
+        self._tx = transactions
+        self._transcript = transcript
+
+    def messages(
+        self, identity: Identity, conversation_id: str, after_sequence: int, limit: int
+    ) -> list[Message]:
+        return self._tx.read(
+            identity,
+            lambda uow: self._transcript.list(
+                uow, identity, conversation_id, after_sequence, limit
+            ),
+        )
+
+    def get(self, identity: Identity, conversation_id: str, message_id: str) -> Message:
+        return self._tx.read(
+            identity,
+            lambda uow: self._transcript.get(uow, identity, conversation_id, message_id),
+        )
+
+
+class AccessQueries:
+    """Reading grants and customers; who may see which is `domain.services.AccessUseCases`."""
+
+    def __init__(self, transactions: Transactions, access: AccessUseCases) -> None:
+        self._tx = transactions
+        self._access = access
+
+    def grants(
+        self, identity: Identity, user_id: str, after: tuple[str, str], limit: int
+    ) -> list[CustomerGrant]:
+        """`user_id` empty: the caller's own grants (admins: every user's)."""
+        return self._tx.read(
+            identity, lambda uow: self._access.list(uow, identity, user_id, after, limit)
+        )
+
+    def grant(self, identity: Identity, user_id: str, customer_id: str) -> CustomerGrant:
+        return self._tx.read(
+            identity, lambda uow: self._access.get_grant(uow, identity, user_id, customer_id)
+        )
+
+    def customer(self, identity: Identity, customer_id: str) -> Customer:
+        return self._tx.read(
+            identity, lambda uow: self._access.get_customer(uow, identity, customer_id)
+        )
+
+    def customers(self, identity: Identity, after_id: str, limit: int) -> list[Customer]:
+        return self._tx.read(
+            identity, lambda uow: self._access.list_customers(uow, identity, after_id, limit)
+        )

@@ -1,7 +1,7 @@
 """The context service's use cases. BuildContext: the context and, when asked, recall within
 the context's scopes, both in one read transaction; the domain builds the context, recall
 validates the candidates, the transport only converts the result. ProposeMemory and
-CreateOverride: writes under the request id."""
+CreateOverride: writes under the request id. Reading overrides: `OverrideQueries`."""
 
 from __future__ import annotations
 
@@ -136,3 +136,28 @@ class ContextCommands:
             return Answer(present(self._overrides.delete(uow, identity, name)))
 
         return self._tx.write(identity, key, work)
+
+
+class OverrideQueries:
+    """Reading overrides; which ones the caller may see is `domain.overrides`."""
+
+    def __init__(self, transactions: Transactions, overrides: OverrideUseCases) -> None:
+        self._tx = transactions
+        self._overrides = overrides
+
+    def active(
+        self,
+        identity: Identity,
+        parent: tuple[ParentType, str],
+        instant: datetime,
+        after_id: str,
+        limit: int,
+    ) -> list[Override]:
+        """The overrides in force on `parent` at `instant` that the caller may see."""
+        return self._tx.read(
+            identity,
+            lambda uow: self._overrides.active(uow, identity, parent, instant, after_id, limit),
+        )
+
+    def get(self, identity: Identity, name: tuple[ParentType, str, str]) -> Override:
+        return self._tx.read(identity, lambda uow: self._overrides.get(uow, identity, name))

@@ -1,7 +1,7 @@
 """The import service's write use cases. CreateImportBatch: the batch is stored (and parsed at
 once when small) in one transaction under the request id; after the commit the background
 worker is told, and memory the archive held is handed back to the system. Then review
-(confirm, reject) and deletion of a batch."""
+(confirm, reject) and deletion of a batch; reading a batch and its items (`ImportQueries`)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from memory_service.domain.model import (
     ImportBatch,
     ImportItem,
     ImportState,
+    ItemOutcome,
     Memory,
     MemoryKind,
     RestoreMode,
@@ -131,3 +132,28 @@ class ImportCommands:
             return Answer(present(item), item.id)
 
         return self._tx.write(identity, key, work)
+
+
+class ImportQueries:
+    """Reading the caller's own batches and their items."""
+
+    def __init__(self, transactions: Transactions, imports: ImportUseCases) -> None:
+        self._tx = transactions
+        self._imports = imports
+
+    def batch(self, identity: Identity, batch_id: str) -> ImportBatch:
+        return self._tx.read(identity, lambda uow: self._imports.get(uow, identity, batch_id))
+
+    def items(
+        self,
+        identity: Identity,
+        batch_id: str,
+        outcome: ItemOutcome | None,
+        after_ordinal: int,
+        limit: int,
+    ) -> list[ImportItem]:
+        """`outcome` None: every item."""
+        return self._tx.read(
+            identity,
+            lambda uow: self._imports.items(uow, identity, batch_id, outcome, after_ordinal, limit),
+        )

@@ -1,5 +1,6 @@
-"""The memory write use cases, one entry each: open the unit of work under the request id,
-let the domain decide (`domain.services.MemoryUseCases`), store the answer, commit.
+"""The memory use cases, one entry each. A write opens the unit of work under the request id,
+lets the domain decide (`domain.services.MemoryUseCases`), stores the answer and commits; a
+read (`MemoryQueries`) opens a read unit of work and returns what the domain lets the caller see.
 
 The answer is built inside the transaction by `present`, the transport's conversion, so a
 replay returns exactly the bytes the first caller received. Index writes are side effects
@@ -8,17 +9,20 @@ queued in the same transaction (the outbox) and delivered by `workers.outbox`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from memory_service.app.transactions import Answer, RequestKey, Transactions
-from memory_service.domain.errors import batch_item
+from memory_service.domain.authorization import require_admin
+from memory_service.domain.errors import Unavailable, batch_item
+from memory_service.domain.export import ExportUseCases
 from memory_service.domain.model import Identity, Memory, Revision, utcnow
 from memory_service.domain.ports import UnitOfWork
 from memory_service.domain.services import (
     CreateMemory,
     DeletionReceipt,
+    MemoryFilter,
     MemoryUseCases,
     RevisionDraft,
 )
@@ -31,9 +35,13 @@ Decide = Callable[[UnitOfWork, datetime], tuple[Memory, Revision]]
 
 
 class MemoryCommands:
-    def __init__(self, transactions: Transactions, memories: MemoryUseCases) -> None:
+    def __init__(
+        self, transactions: Transactions, memories: MemoryUseCases, searching: bool = False
+    ) -> None:
+        """`searching`: whether a search index is configured (ReindexMemories needs one)."""
         self._tx = transactions
         self._memories = memories
+        self._searching = searching
 
     def _revision_write(
         self, identity: Identity, key: RequestKey[A], decide: Decide, present: Changed[A]
@@ -152,9 +160,65 @@ class MemoryCommands:
         return self._tx.write(identity, key, work)
 
     def reindex(self, identity: Identity, key: RequestKey[A], present: Callable[[int], A]) -> A:
-        """Queues a rebuild of the tenant's index from the records."""
+        """Queues a rebuild of the tenant's index from the records: admins only, and only when
+        there is an index to rebuild."""
+        require_admin(identity)
+        if not self._searching:
+            raise Unavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
 
         def work(uow: UnitOfWork) -> Answer[A]:
             return Answer(present(self._memories.reindex(uow, identity, utcnow())))
 
         return self._tx.write(identity, key, work)
+
+
+class MemoryQueries:
+    """The memory reads, one read unit of work each; the domain decides what the caller sees."""
+
+    def __init__(self, transactions: Transactions, memories: MemoryUseCases) -> None:
+        self._tx = transactions
+        self._memories = memories
+        self._exports = ExportUseCases()
+
+    def get(self, identity: Identity, memory_id: str) -> Memory:
+        return self._tx.read(identity, lambda uow: self._memories.get(uow, identity, memory_id))
+
+    def memories(
+        self,
+        identity: Identity,
+        memory_filter: MemoryFilter,
+        after_id: str,
+        limit: int,
+        instant: datetime,
+    ) -> list[Memory]:
+        """Up to `limit` visible memories matching the filter, after `after_id` in id order."""
+        return self._tx.read(
+            identity,
+            lambda uow: self._memories.list(uow, identity, memory_filter, after_id, limit, instant),
+        )
+
+    def revisions(
+        self, identity: Identity, memory_id: str, after_number: int, limit: int
+    ) -> list[Revision]:
+        """Up to `limit` revisions of a visible memory numbered above `after_number`."""
+        memory = self.get(identity, memory_id)
+        return [r for r in memory.revisions if r.number > after_number][:limit]
+
+    def export(
+        self,
+        identity: Identity,
+        user_id: str | None,
+        include_deleted: bool,
+        since: datetime | None,
+    ) -> Iterator[dict[str, Any]]:
+        """The export's records, read a page per read unit of work as the stream is consumed
+        (so no transaction stays open while the caller reads). Raises before yielding
+        anything when the caller may not export `user_id` (None: the whole tenant)."""
+        return self._exports.records(
+            lambda work: self._tx.read(identity, work),
+            identity,
+            user_id,
+            include_deleted,
+            since,
+            utcnow(),
+        )

@@ -148,10 +148,6 @@ class RecallMemories:
         self._tx = transactions
         self._recaller = recaller
 
-    @property
-    def searching(self) -> bool:
-        return self._recaller.search is not None
-
     def __call__(
         self,
         identity: Identity,

@@ -242,14 +242,6 @@ class MemoryUseCases:
         self._evidence = evidence or EvidenceResolver(self._secrets)
         self._retention = retention or RetentionPolicy()
 
-    @property
-    def policy(self) -> AccessPolicy:
-        return self._policy
-
-    @property
-    def secrets(self) -> SecretDetector:
-        return self._secrets
-
     # --- reads -------------------------------------------------------------------------------
 
     def get(self, uow: UnitOfWork, identity: Identity, memory_id: str) -> Memory:

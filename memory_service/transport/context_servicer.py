@@ -6,12 +6,9 @@ import grpc
 from crmmem.memory.v1 import context_service_pb2 as ctx_pb
 from crmmem.memory.v1 import context_service_pb2_grpc as ctx_grpc
 
-from memory_service.app.context import BuildContext, ContextCommands
-from memory_service.app.transactions import Transactions
+from memory_service.app.context import BuildContext, ContextCommands, OverrideQueries
 from memory_service.domain import names
 from memory_service.domain.model import Identity
-from memory_service.domain.overrides import OverrideUseCases
-from memory_service.domain.proposals import ProposalUseCases
 from memory_service.transport import convert
 from memory_service.transport import convert_context as cc
 from memory_service.transport.auth import TokenAuthenticator
@@ -25,15 +22,14 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
     def __init__(
         self,
         authenticator: TokenAuthenticator,
-        transactions: Transactions,
         build_context: BuildContext,
-        proposals: ProposalUseCases,
-        overrides: OverrideUseCases,
+        commands: ContextCommands,
+        overrides: OverrideQueries,
     ) -> None:
-        super().__init__(authenticator, transactions)
+        super().__init__(authenticator)
         self.build_context = build_context
+        self.commands = commands
         self.overrides = overrides
-        self.commands = ContextCommands(transactions, proposals, overrides)
 
     @rpc
     def BuildContext(
@@ -95,10 +91,7 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         instant = as_of_instant(request)
         page = self.pages.page(request, identity, [ID])
         after = page.cursor("")
-        overrides = self.tx.read(
-            identity,
-            lambda uow: self.overrides.active(uow, identity, parent, instant, after, page.fetch),
-        )
+        overrides = self.overrides.active(identity, parent, instant, after, page.fetch)
         shown, token = page.respond(overrides, lambda o: (o.id,))
         return ctx_pb.ListOverridesResponse(
             overrides=[cc.override_proto(o) for o in shown], next_page_token=token
@@ -112,7 +105,7 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         identity: Identity,
     ) -> ctx_pb.GetOverrideResponse:
         name = names.parse_override(request.name)
-        override = self.tx.read(identity, lambda uow: self.overrides.get(uow, identity, name))
+        override = self.overrides.get(identity, name)
         return ctx_pb.GetOverrideResponse(override=cc.override_proto(override))
 
     @rpc

@@ -15,7 +15,9 @@ from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from google.protobuf.message import Message as ProtoMessage
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from memory_service.domain import authority, documents, names, rules
+from memory_service.domain import authority, names, rules
+from memory_service.domain.documents import document_excerpt
+from memory_service.domain.documents import document_ref as checked_document_ref
 from memory_service.domain.errors import InvalidArgument, batch_item
 from memory_service.domain.etags import etag_of
 from memory_service.domain.model import (
@@ -217,7 +219,7 @@ def provenance_draft(provenance: pb.Provenance, field: str) -> ProvenanceDraft:
         evidence = EvidenceRef(EvidenceType.IMPORT_ITEM, provenance.import_item)
     elif which == "document":
         uri, version = document_ref(provenance.document, f"{field}.document")
-        excerpt = documents.document_excerpt(provenance.document.excerpt, f"{field}.document")
+        excerpt = document_excerpt(provenance.document.excerpt, f"{field}.document")
         evidence = EvidenceRef(EvidenceType.DOCUMENT, uri)
     else:
         raise InvalidArgument(field, "needs evidence: transcript_message, import_item or document")
@@ -238,7 +240,7 @@ def provenance_draft(provenance: pb.Provenance, field: str) -> ProvenanceDraft:
 
 def document_ref(document: pb.DocumentSource, field: str) -> tuple[str, str]:
     """(uri, version) of a document reference, validated (domain/documents.py)."""
-    return documents.document_ref(document.uri, document.version, field)
+    return checked_document_ref(document.uri, document.version, field)
 
 
 def create_command(request: service_pb.CreateMemoryRequest) -> CreateMemory:

@@ -8,12 +8,10 @@ import grpc
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import import_service_pb2_grpc as imp_grpc
 
-from memory_service.app.imports import ImportCommands, SubmitImport
-from memory_service.app.transactions import Transactions
+from memory_service.app.imports import ImportCommands, ImportQueries, SubmitImport
 from memory_service.domain import names
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.importing.parsers import MAX_ARCHIVE_BYTES
-from memory_service.domain.importing.service import ImportUseCases
 from memory_service.domain.model import (
     ArchiveFormat,
     Identity,
@@ -126,15 +124,14 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
     def __init__(
         self,
         authenticator: TokenAuthenticator,
-        transactions: Transactions,
-        imports: ImportUseCases,
         submit: SubmitImport,
-        backup_days: int,
+        commands: ImportCommands,
+        queries: ImportQueries,
     ) -> None:
-        super().__init__(authenticator, transactions)
-        self.imports = imports
+        super().__init__(authenticator)
         self.submit = submit
-        self.commands = ImportCommands(transactions, imports, backup_days)
+        self.commands = commands
+        self.queries = queries
 
     @rpc
     def DeleteImportBatch(
@@ -192,7 +189,7 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         identity: Identity,
     ) -> imp_pb.GetImportBatchResponse:
         batch_id = names.parse_import_batch(request.name)
-        batch = self.tx.read(identity, lambda uow: self.imports.get(uow, identity, batch_id))
+        batch = self.queries.batch(identity, batch_id)
         return imp_pb.GetImportBatchResponse(batch=batch_proto(batch))
 
     @rpc
@@ -206,12 +203,7 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
         outcome = OUTCOMES.optional(request.outcome, "outcome")
         page = self.pages.page(request, identity, [ORDINAL])
         after_ordinal = page.cursor(-1)
-        items = self.tx.read(
-            identity,
-            lambda uow: self.imports.items(
-                uow, identity, batch_id, outcome, after_ordinal, page.fetch
-            ),
-        )
+        items = self.queries.items(identity, batch_id, outcome, after_ordinal, page.fetch)
         shown, token = page.respond(items, lambda i: (i.ordinal,))
         return imp_pb.ListImportItemsResponse(
             items=[item_proto(i) for i in shown], next_page_token=token

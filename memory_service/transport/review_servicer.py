@@ -4,24 +4,18 @@ so the queue's conversions live beside the calls that use them."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Protocol
 
 from crmmem.memory.v1 import memory_service_pb2 as service_pb
 
-from memory_service.app.transactions import Answer, Transactions
+from memory_service.app.review import ReviewCommands, ReviewQueries
 from memory_service.domain import names
-from memory_service.domain.documents import MAX_NAMED_MEMORIES, DocumentUseCases
+from memory_service.domain.documents import MAX_NAMED_MEMORIES, DocumentReport
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.etags import parse_etag
-from memory_service.domain.model import Identity, utcnow
-from memory_service.domain.ports import UnitOfWork
-from memory_service.domain.review import (
-    QUEUE_ORDER,
-    ReviewItem,
-    ReviewQuery,
-    ReviewReason,
-    ReviewUseCases,
-)
+from memory_service.domain.model import Identity, Memory, Revision, utcnow
+from memory_service.domain.review import QUEUE_ORDER, ReviewItem, ReviewQuery, ReviewReason
 from memory_service.transport import convert
 from memory_service.transport.convert import EnumMap
 from memory_service.transport.idempotency import request_key
@@ -66,10 +60,9 @@ def item_proto(item: ReviewItem, instant: Any) -> service_pb.ReviewItem:
 class ReviewHost(Protocol):
     """What MemoryServicer lends these handlers (its `rpc` methods delegate here)."""
 
-    tx: Transactions
     pages: PageTokens
-    review: ReviewUseCases
-    documents: DocumentUseCases
+    review_commands: ReviewCommands
+    review_queries: ReviewQueries
 
 
 def report_document_version(
@@ -82,18 +75,15 @@ def report_document_version(
         raise InvalidArgument("document", "is required")
     uri, version = convert.document_ref(request.document, "document")
 
-    def work(uow: UnitOfWork) -> Answer[service_pb.ReportDocumentVersionResponse]:
-        report = host.documents.report_version(uow, identity, uri, version, utcnow())
-        return Answer(
-            service_pb.ReportDocumentVersionResponse(
-                flagged_count=len(report.flagged),
-                flagged_memories=[names.memory(m) for m in report.flagged[:MAX_NAMED_MEMORIES]],
-                previous_version=report.previous_version,
-            )
+    def present(report: DocumentReport) -> service_pb.ReportDocumentVersionResponse:
+        return service_pb.ReportDocumentVersionResponse(
+            flagged_count=len(report.flagged),
+            flagged_memories=[names.memory(m) for m in report.flagged[:MAX_NAMED_MEMORIES]],
+            previous_version=report.previous_version,
         )
 
     key = request_key("ReportDocumentVersion", request, service_pb.ReportDocumentVersionResponse)
-    return host.tx.write(identity, key, work)
+    return host.review_commands.report_version(identity, key, uri, version, present)
 
 
 def list_review_items(
@@ -107,10 +97,7 @@ def list_review_items(
     if after is not None and after[0] >= len(QUEUE_ORDER):
         raise InvalidArgument("page_token", "is not a token this service issued")
     now = utcnow()
-    items, next_after = host.tx.read(
-        identity,
-        lambda uow: host.review.queue(uow, identity, query, after, page.size, now),
-    )
+    items, next_after = host.review_queries.queue(identity, query, after, page.size, now)
     return service_pb.ListReviewItemsResponse(
         items=[item_proto(item, now) for item in items],
         next_page_token=page.next_token(*next_after) if next_after else "",
@@ -127,17 +114,16 @@ def resolve_conflict(
     expected = parse_etag(request.etag, required=False)
     convert.check_request_id(request.request_id)
 
-    def work(uow: UnitOfWork) -> Answer[service_pb.ResolveConflictResponse]:
-        now = utcnow()
-        memory, closing = host.review.resolve_conflict(
-            uow, identity, memory_id, kept_id, expected, now
-        )
-        reply = service_pb.ResolveConflictResponse(
+    def present(
+        memory: Memory, closing: Revision, now: datetime
+    ) -> service_pb.ResolveConflictResponse:
+        return service_pb.ResolveConflictResponse(
             memory=convert.memory_proto(memory, now),
             revision=convert.revision_proto(closing, now),
             kept_memory=names.memory(kept_id),
         )
-        return Answer(reply, shows=memory.id)  # deleting it redacts the stored answer
 
     key = request_key("ResolveConflict", request, service_pb.ResolveConflictResponse)
-    return host.tx.write(identity, key, work)
+    return host.review_commands.resolve_conflict(
+        identity, key, memory_id, kept_id, expected, present
+    )

@@ -20,20 +20,21 @@ from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
 from opentelemetry import metrics, trace
 
 from crmmem_runtime.telemetry import failure_summary
-from memory_service.app.access import AccessCommands, TranscriptCommands
-from memory_service.app.memories import MemoryCommands
+from memory_service.app.access import (
+    AccessCommands,
+    AccessQueries,
+    TranscriptCommands,
+    TranscriptQueries,
+)
+from memory_service.app.memories import MemoryCommands, MemoryQueries
 from memory_service.app.recall import RecallMemories
-from memory_service.app.transactions import Transactions
+from memory_service.app.review import ReviewCommands, ReviewQueries
 from memory_service.domain import names
-from memory_service.domain.authorization import require_admin
-from memory_service.domain.documents import DocumentUseCases
-from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument, Unavailable
+from memory_service.domain.errors import DeadlineExceeded, DomainError, InvalidArgument
 from memory_service.domain.etags import parse_etag
-from memory_service.domain.export import SCHEMA_ID, ExportUseCases
+from memory_service.domain.export import SCHEMA_ID
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.ports import SearchUnavailable
-from memory_service.domain.review import ReviewUseCases
-from memory_service.domain.services import AccessUseCases, MemoryUseCases, TranscriptUseCases
 from memory_service.transport import convert
 from memory_service.transport import review_servicer as review_rpcs
 from memory_service.transport.auth import TokenAuthenticator
@@ -134,11 +135,11 @@ def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext
 
 
 class ServicerBase:
-    """What every servicer shares: one authenticator and one way to run transactions."""
+    """What every servicer shares: one authenticator and one page-token signer. A servicer
+    holds app entries (`memory_service/app/`), never a unit of work or a domain use case."""
 
-    def __init__(self, authenticator: TokenAuthenticator, transactions: Transactions) -> None:
+    def __init__(self, authenticator: TokenAuthenticator) -> None:
         self.authenticator = authenticator
-        self.tx = transactions
         self.pages = PageTokens(authenticator.derived_key(KEY_PURPOSE))
 
 
@@ -150,17 +151,18 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
     def __init__(
         self,
         authenticator: TokenAuthenticator,
-        transactions: Transactions,
-        memories: MemoryUseCases,
+        commands: MemoryCommands,
+        queries: MemoryQueries,
         recall: RecallMemories,
+        review_commands: ReviewCommands,
+        review_queries: ReviewQueries,
     ) -> None:
-        super().__init__(authenticator, transactions)
-        self.memories = memories
-        self.commands = MemoryCommands(transactions, memories)
+        super().__init__(authenticator)
+        self.commands = commands
+        self.queries = queries
         self.recall = recall
-        self.exports = ExportUseCases()
-        self.review = ReviewUseCases(memories.policy, memories)
-        self.documents = DocumentUseCases(memories.secrets)
+        self.review_commands = review_commands
+        self.review_queries = review_queries
 
     # Document facts and the review queue: transport/review_servicer.py.
     @rpc
@@ -229,7 +231,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
     ) -> service_pb.GetMemoryResponse:
         memory_id = names.parse_memory(request.name)
         instant = as_of_instant(request)
-        memory = self.tx.read(identity, lambda uow: self.memories.get(uow, identity, memory_id))
+        memory = self.queries.get(identity, memory_id)
         return service_pb.GetMemoryResponse(memory=convert.memory_proto(memory, instant))
 
     @rpc
@@ -243,12 +245,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         memory_filter = convert.memory_filter(request)
         instant = as_of_instant(request)
         after = page.cursor("")
-        memories = self.tx.read(
-            identity,
-            lambda uow: self.memories.list(
-                uow, identity, memory_filter, after, page.fetch, instant
-            ),
-        )
+        memories = self.queries.memories(identity, memory_filter, after, page.fetch, instant)
         shown, token = page.respond(memories, lambda m: (m.id,))
         return service_pb.ListMemoriesResponse(
             memories=[convert.memory_proto(m, instant) for m in shown], next_page_token=token
@@ -323,10 +320,9 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         memory_id = names.parse_memory(request.parent, "parent")
         page = self.pages.page(request, identity, [ORDINAL])
         after_number = page.cursor(0)
-        memory = self.tx.read(identity, lambda uow: self.memories.get(uow, identity, memory_id))
+        revisions = self.queries.revisions(identity, memory_id, after_number, page.fetch)
         now = utcnow()
-        remaining = [r for r in memory.revisions if r.number > after_number]
-        shown, token = page.respond(remaining[: page.fetch], lambda r: (r.number,))
+        shown, token = page.respond(revisions, lambda r: (r.number,))
         return service_pb.ListMemoryRevisionsResponse(
             revisions=[convert.revision_proto(r, now) for r in shown], next_page_token=token
         )
@@ -380,14 +376,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
     ) -> Iterator[service_pb.ExportMemoriesResponse]:
         user_id = names.parse_export_parent(request.parent)
         since = convert.to_time(request, "since", "since")
-        records = self.exports.records(
-            lambda work: self.tx.read(identity, work),
-            identity,
-            user_id,
-            request.include_deleted,
-            since,
-            utcnow(),
-        )
+        records = self.queries.export(identity, user_id, request.include_deleted, since)
 
         def chunks() -> Iterator[service_pb.ExportMemoriesResponse]:
             lines: list[str] = []
@@ -410,10 +399,6 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> service_pb.ReindexMemoriesResponse:
-        require_admin(identity)
-        if not self.recall.searching:
-            raise Unavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
-
         return self.commands.reindex(
             identity,
             request_key("ReindexMemories", request, service_pb.ReindexMemoriesResponse),
@@ -425,12 +410,12 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
     def __init__(
         self,
         authenticator: TokenAuthenticator,
-        transactions: Transactions,
-        transcript: TranscriptUseCases,
+        commands: TranscriptCommands,
+        queries: TranscriptQueries,
     ) -> None:
-        super().__init__(authenticator, transactions)
-        self.transcript = transcript
-        self.commands = TranscriptCommands(transactions, transcript)
+        super().__init__(authenticator)
+        self.commands = commands
+        self.queries = queries
 
     @rpc
     def AppendMessage(
@@ -477,10 +462,7 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
         conversation_id = names.parse_conversation(request.parent)
         page = self.pages.page(request, identity, [ORDINAL])
         after = page.cursor(0)
-        messages = self.tx.read(
-            identity,
-            lambda uow: self.transcript.list(uow, identity, conversation_id, after, page.fetch),
-        )
+        messages = self.queries.messages(identity, conversation_id, after, page.fetch)
         shown, token = page.respond(messages, lambda m: (m.sequence,))
         return transcript_pb.ListMessagesResponse(
             messages=[convert.message_proto(m) for m in shown], next_page_token=token
@@ -494,19 +476,17 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
         identity: Identity,
     ) -> transcript_pb.GetMessageResponse:
         conversation_id, message_id = names.parse_message(request.name, "name")
-        message = self.tx.read(
-            identity, lambda uow: self.transcript.get(uow, identity, conversation_id, message_id)
-        )
+        message = self.queries.get(identity, conversation_id, message_id)
         return transcript_pb.GetMessageResponse(message=convert.message_proto(message))
 
 
 class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
     def __init__(
-        self, authenticator: TokenAuthenticator, transactions: Transactions, access: AccessUseCases
+        self, authenticator: TokenAuthenticator, commands: AccessCommands, queries: AccessQueries
     ) -> None:
-        super().__init__(authenticator, transactions)
-        self.access = access
-        self.commands = AccessCommands(transactions, access)
+        super().__init__(authenticator)
+        self.commands = commands
+        self.queries = queries
 
     @rpc
     def GetCaller(
@@ -585,9 +565,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         user_id = convert.subject_id(request.user_id, "user_id", required=False)
         page = self.pages.page(request, identity, [ID, ID])
         cursor = (page.after[0], page.after[1]) if page.after else ("", "")
-        grants = self.tx.read(
-            identity, lambda uow: self.access.list(uow, identity, user_id, cursor, page.fetch)
-        )
+        grants = self.queries.grants(identity, user_id, cursor, page.fetch)
         shown, token = page.respond(grants, lambda g: (g.user_id, g.customer_id))
         return access_pb.ListCustomerGrantsResponse(
             grants=[convert.grant_proto(g) for g in shown], next_page_token=token
@@ -601,9 +579,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         identity: Identity,
     ) -> access_pb.GetCustomerGrantResponse:
         user_id, customer_id = names.parse_grant(request.name)
-        grant = self.tx.read(
-            identity, lambda uow: self.access.get_grant(uow, identity, user_id, customer_id)
-        )
+        grant = self.queries.grant(identity, user_id, customer_id)
         return access_pb.GetCustomerGrantResponse(grant=convert.grant_proto(grant))
 
     @rpc
@@ -614,9 +590,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         identity: Identity,
     ) -> access_pb.GetCustomerResponse:
         customer_id = names.parse_customer(request.name)
-        customer = self.tx.read(
-            identity, lambda uow: self.access.get_customer(uow, identity, customer_id)
-        )
+        customer = self.queries.customer(identity, customer_id)
         return access_pb.GetCustomerResponse(customer=convert.customer_proto(customer))
 
     @rpc
@@ -628,9 +602,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
     ) -> access_pb.ListCustomersResponse:
         page = self.pages.page(request, identity, [ID])
         after = page.cursor("")
-        customers = self.tx.read(
-            identity, lambda uow: self.access.list_customers(uow, identity, after, page.fetch)
-        )
+        customers = self.queries.customers(identity, after, page.fetch)
         shown, token = page.respond(customers, lambda c: (c.customer_id,))
         return access_pb.ListCustomersResponse(
             customers=[convert.customer_proto(c) for c in shown], next_page_token=token

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import grpc
 from crmmem.memory.v1 import task_service_pb2 as task_pb
 from crmmem.memory.v1 import task_service_pb2_grpc as task_grpc
 
-from memory_service.app.tasks import TaskCommands
-from memory_service.app.transactions import Transactions
+from memory_service.app.tasks import TaskCommands, TaskQueries
 from memory_service.domain import names
 from memory_service.domain.model import Identity, Task, TaskCheckpoint
-from memory_service.domain.tasks import TaskUseCases
 from memory_service.transport import convert_tasks as ct
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.idempotency import request_key
@@ -20,11 +20,11 @@ from memory_service.transport.servicers import ServicerBase, rpc
 
 class TaskServicer(ServicerBase, task_grpc.TaskServiceServicer):
     def __init__(
-        self, authenticator: TokenAuthenticator, transactions: Transactions, tasks: TaskUseCases
+        self, authenticator: TokenAuthenticator, commands: TaskCommands, queries: TaskQueries
     ) -> None:
-        super().__init__(authenticator, transactions)
-        self.tasks = tasks
-        self.commands = TaskCommands(transactions, tasks)
+        super().__init__(authenticator)
+        self.commands = commands
+        self.queries = queries
 
     @rpc
     def CreateTaskCheckpoint(
@@ -36,10 +36,12 @@ class TaskServicer(ServicerBase, task_grpc.TaskServiceServicer):
         task_id = names.parse_task(request.parent, "parent")
         draft = ct.checkpoint_draft(request.checkpoint)
 
-        def present(task: Task, checkpoint: TaskCheckpoint) -> task_pb.CreateTaskCheckpointResponse:
+        def present(
+            task: Task, purge: datetime | None, checkpoint: TaskCheckpoint
+        ) -> task_pb.CreateTaskCheckpointResponse:
             return task_pb.CreateTaskCheckpointResponse(
                 checkpoint=ct.checkpoint_proto(task_id, checkpoint),
-                task=ct.task_proto(task, self.tasks.purge_time(task)),
+                task=ct.task_proto(task, purge),
             )
 
         return self.commands.checkpoint(
@@ -55,8 +57,8 @@ class TaskServicer(ServicerBase, task_grpc.TaskServiceServicer):
         self, request: task_pb.GetTaskRequest, context: grpc.ServicerContext, identity: Identity
     ) -> task_pb.GetTaskResponse:
         task_id = names.parse_task(request.name, "name")
-        task = self.tx.read(identity, lambda uow: self.tasks.get(uow, identity, task_id))
-        return task_pb.GetTaskResponse(task=ct.task_proto(task, self.tasks.purge_time(task)))
+        task, purge = self.queries.get(identity, task_id)
+        return task_pb.GetTaskResponse(task=ct.task_proto(task, purge))
 
     @rpc
     def ListTaskCheckpoints(
@@ -68,9 +70,7 @@ class TaskServicer(ServicerBase, task_grpc.TaskServiceServicer):
         task_id = names.parse_task(request.parent, "parent")
         page = self.pages.page(request, identity, [ORDINAL])
         after = page.after[0] if page.after else 0
-        checkpoints, more = self.tx.read(
-            identity, lambda uow: self.tasks.history(uow, identity, task_id, after, page.size)
-        )
+        checkpoints, more = self.queries.history(identity, task_id, after, page.size)
         token = page.next_token(checkpoints[-1].sequence) if more else ""
         return task_pb.ListTaskCheckpointsResponse(
             checkpoints=[ct.checkpoint_proto(task_id, c) for c in checkpoints],
@@ -84,13 +84,10 @@ class TaskServicer(ServicerBase, task_grpc.TaskServiceServicer):
         task_id = names.parse_task(request.name, "name")
         outcome = ct.TASK_STATES.required(request.outcome, "outcome")
 
-        def present(task: Task) -> task_pb.EndTaskResponse:
-            return task_pb.EndTaskResponse(task=ct.task_proto(task, self.tasks.purge_time(task)))
-
         return self.commands.end(
             identity,
             request_key("EndTask", request, task_pb.EndTaskResponse),
             task_id,
             outcome,
-            present,
+            lambda task, purge: task_pb.EndTaskResponse(task=ct.task_proto(task, purge)),
         )
