@@ -28,6 +28,20 @@ def package(tmp_path: Path, files: dict[str, str]) -> Path:
     return tmp_path
 
 
+TRANSPORT_FORBIDDEN = [
+    "from memory_service.domain.services import MemoryUseCases\n",
+    "from memory_service.domain.tasks import TaskUseCases\n",
+    "from memory_service.domain.ports import UnitOfWork\n",
+    "from memory_service.app.transactions import Transactions\n",
+    "from ..app.transactions import Answer\n",
+    "from memory_service.app.memories import Transactions\n",
+    "from memory_service.domain import services\n",
+    "import memory_service.domain.overrides\n",
+    "from memory_service.domain.authorization import require_admin\n",
+    "def f():\n    from memory_service.domain.context import ContextBuilder\n",
+]
+
+
 def test_this_tree_keeps_the_layer_rules() -> None:
     result = check(ROOT)
     assert result.returncode == 0, result.stdout
@@ -37,7 +51,12 @@ def test_a_clean_package_passes(tmp_path: Path) -> None:
     root = package(
         tmp_path,
         {
-            "transport/a.py": "import grpc\nfrom memory_service.app import x\n",
+            "transport/a.py": (
+                "import grpc\nfrom memory_service.app import x\n"
+                "from memory_service.domain import names\n"
+                "from memory_service.domain.services import RevisionDraft\n"
+                "from memory_service.app.transactions import RequestKey\n"
+            ),
             "app/b.py": "from memory_service.domain.ports import Search\n",
             "domain/c.py": "from __future__ import annotations\nimport re\nfrom . import d\n",
         },
@@ -69,3 +88,13 @@ def test_each_rule_catches_a_violation(tmp_path: Path, name: str, text: str, rep
     assert result.returncode == 1
     assert reported in result.stdout
     assert name.split("/")[-1] in result.stdout
+
+
+@pytest.mark.parametrize("text", TRANSPORT_FORBIDDEN)
+def test_transport_reaches_the_domain_only_through_app(tmp_path: Path, text: str) -> None:
+    """A servicer that opens a unit of work or calls a domain use case itself is refused:
+    reads and writes go through one app/ entry (docs/architecture.md)."""
+    result = check(package(tmp_path, {"transport/servicer.py": text}))
+    assert result.returncode == 1
+    assert "servicer.py" in result.stdout
+    assert "transport imports memory_service." in result.stdout
