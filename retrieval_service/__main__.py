@@ -15,12 +15,13 @@ from retrieval_service.config import RetrievalSettings
 async def _serve(settings: RetrievalSettings) -> int:
     from crmmem_runtime.listen import AddressInUse
     from crmmem_runtime.telemetry import configure_tracing
+    from retrieval_service.embedding.onnx_runtime import ExportMissing
     from retrieval_service.server import start_sidecar
 
     provider = configure_tracing(settings, "retrieval-service")
     try:
         running = await start_sidecar(settings, provider)
-    except AddressInUse as error:
+    except (AddressInUse, ExportMissing) as error:
         print(f"retrieval service: {error}", file=sys.stderr, flush=True)
         return 1
     if settings.port_file:

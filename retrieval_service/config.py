@@ -40,7 +40,23 @@ class RetrievalSettings(ProcessSettings):
         validation_alias="RETRIEVAL_MODEL_PATH",
         json_schema_extra={"shown_default": "the packaged all-MiniLM-L6-v2"},
     )
-    """Another sentence-transformers model folder."""
+    """Another sentence-transformers model folder (for `onnx`, export it first:
+    `python -m retrieval_service.embedding.export --source FOLDER`)."""
+
+    embedder: Literal["onnx", "onnx-int8", "torch"] = Field(
+        "onnx", validation_alias="RETRIEVAL_EMBEDDER"
+    )
+    """How the model runs: `onnx` (ONNX Runtime, fp32; no torch at run time), `onnx-int8`
+    (dynamic int8 quantisation: faster, vectors a little further from the model's, an index of
+    its own rebuilt on first start) or `torch` (sentence-transformers)."""
+
+    onnx_dir: str = Field(
+        "",
+        validation_alias="RETRIEVAL_ONNX_DIR",
+        json_schema_extra={"shown_default": "`make onnx`'s export in `~/.cache/crmmem/onnx`"},
+    )
+    """A folder written by `python -m retrieval_service.embedding.export` (the image's is
+    `/opt/onnx`)."""
 
     qdrant_url: str = Field("", validation_alias="QDRANT_URL")
     """Use a Qdrant server or cluster (`http://qdrant:6334`, gRPC port) instead of the embedded
@@ -60,14 +76,14 @@ class RetrievalSettings(ProcessSettings):
     )
     """Copies of each shard on a Qdrant cluster."""
 
-    torch_threads: int = Field(
-        0,
+    model_threads: int = Field(
+        1,
         ge=0,
         le=1024,
-        validation_alias="RETRIEVAL_TORCH_THREADS",
-        json_schema_extra={"shown_default": "`0` (torch's default)"},
+        validation_alias="RETRIEVAL_MODEL_THREADS",
     )
-    """CPU threads for the model."""
+    """CPU threads of one forward pass (`0`: one per core). One leaves the other core of a
+    2-core host to the memory service (measurements in the README)."""
 
     query_batch_wait_ms: float = Field(
         0, ge=0, le=1000, validation_alias="RETRIEVAL_QUERY_BATCH_WAIT_MS"
@@ -84,8 +100,8 @@ class RetrievalSettings(ProcessSettings):
         validation_alias="OMP_WAIT_POLICY",
         json_schema_extra={"shown_default": "`PASSIVE` (set by the sidecar)"},
     )
-    """OpenMP's, read by torch: `ACTIVE` makes torch's idle threads spin, which on busy cores
-    costs queries seconds."""
+    """OpenMP's, read by torch, and applied to ONNX Runtime's threads: `ACTIVE` makes idle model
+    threads spin, which on busy cores costs queries seconds."""
 
     shutdown_drain_seconds: float = Field(
         2, ge=0, validation_alias="RETRIEVAL_SHUTDOWN_DRAIN_SECONDS"

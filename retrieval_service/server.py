@@ -6,7 +6,6 @@ import asyncio
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 import grpc
 from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
@@ -23,11 +22,7 @@ from crmmem_runtime.listen import SERVER_OPTIONS, listen
 from retrieval_service.auth import SharedSecretInterceptor
 from retrieval_service.batching import EmbeddingLane
 from retrieval_service.config import RetrievalSettings
-from retrieval_service.embedding import Embedder
-from retrieval_service.embedding.sentence_transformer import (
-    SentenceTransformerEmbedder,
-    packaged_model_path,
-)
+from retrieval_service.embedding import Embedder, open_embedder
 from retrieval_service.index import VectorIndex
 from retrieval_service.service import DecodeInterceptor, RetrievalServicer
 
@@ -93,8 +88,7 @@ async def start_sidecar(
         options=SERVER_OPTIONS,
     )
     port = listen(server, settings.listen)
-    model_path = Path(settings.model_path) if settings.model_path else packaged_model_path()
-    embedder = SentenceTransformerEmbedder(model_path, threads=settings.torch_threads)
+    embedder = open_embedder(settings)
     index = open_index(settings, embedder)
     lane = EmbeddingLane(
         embedder.embed, settings.query_batch_wait_ms / 1000, settings.document_chunk_ms / 1000
@@ -130,7 +124,7 @@ async def start_sidecar(
 
 def warm_up(lane: EmbeddingLane, embedder: Embedder, index: VectorIndex) -> None:
     """One embedding and one search before the server starts answering: the first forward pass
-    (torch's thread pool, lazy kernels) and the index's first read cost seconds, and the memory
+    (thread pool, lazy kernels) and the index's first read cost seconds, and the memory
     service takes SERVING as "recall works now"."""
     vector = lane.call(lambda: embedder.embed(["warm up"])[0])
     index.search("warm-up", vector, 1, [])

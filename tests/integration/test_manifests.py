@@ -175,3 +175,16 @@ def test_each_container_runs_the_image_built_for_it(overlay: str) -> None:
     assert "COPY --from=memory-venv" in stages["memory-service"]
     assert "COPY --from=sidecar-venv" in stages["retrieval-sidecar"]
     assert list(stages)[-1] == "memory-service"  # the default target
+
+
+def test_the_sidecar_image_runs_the_onnx_export_without_torch() -> None:
+    """torch is installed only in the stage that exports the model; the image gets that stage's
+    /opt/onnx and the torch-free venv, and points the sidecar at the export."""
+    stages = dockerfile_stages()
+    assert "torch" not in stages["sidecar-venv"]
+    assert "retrieval_service.embedding.export --out /opt/onnx" in stages["onnx-export"]
+    assert "torch==2.13.0" in stages["onnx-export"]
+    image = stages["retrieval-sidecar"]
+    assert "COPY --from=onnx-export /opt/onnx /opt/onnx" in image
+    assert "RETRIEVAL_ONNX_DIR=/opt/onnx" in image
+    assert "--from=onnx-export /opt/venv" not in image

@@ -12,8 +12,22 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
-ML_STACK = ("torch", "sentence_transformers", "transformers", "qdrant_client", "qdrant_edge")
-ML_DISTRIBUTIONS = ("torch", "sentence-transformers", "qdrant-client", "qdrant-edge-py")
+ML_STACK = (
+    "torch",
+    "sentence_transformers",
+    "transformers",
+    "onnxruntime",
+    "tokenizers",
+    "qdrant_client",
+    "qdrant_edge",
+)
+ML_DISTRIBUTIONS = (
+    "torch",
+    "sentence-transformers",
+    "onnxruntime",
+    "qdrant-client",
+    "qdrant-edge-py",
+)
 
 
 def imported_top_levels(package: str) -> dict[str, set[str]]:
@@ -81,8 +95,14 @@ def test_the_sidecar_entry_point_loads_no_memory_service() -> None:
 def test_the_model_stack_is_the_sidecar_extra_only() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     base = " ".join(project["dependencies"])
-    sidecar = " ".join(project["optional-dependencies"]["sidecar"])
+    extras = project["optional-dependencies"]
+    sidecar = " ".join(extras["sidecar"])
+    export = " ".join(extras["sidecar-export"])
     for distribution in ML_DISTRIBUTIONS:
         assert distribution not in base
-        assert distribution in sidecar
-    assert "torch==" in sidecar  # pinned: an unpinned torch pulls a multi-GB CUDA build
+        assert distribution in f"{sidecar} {export}"
+    assert "onnxruntime==" in sidecar
+    # torch only exports the model (and runs RETRIEVAL_EMBEDDER=torch): the sidecar's own
+    # install, and its image, go without it.
+    assert "torch" not in sidecar
+    assert "torch==" in export  # pinned: an unpinned torch pulls a multi-GB CUDA build

@@ -1,0 +1,178 @@
+"""The ONNX Runtime embedder gives the torch embedder's vectors (same tokeniser limits, mean
+pooling, L2 normalisation) from the export `make onnx` writes; the sidecar runs it without torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retrieval_service.config import RetrievalSettings
+from retrieval_service.embedding import Embedder, open_embedder, packaged_model_path
+from retrieval_service.embedding.export import is_current
+from retrieval_service.embedding.export import main as export_main
+from retrieval_service.embedding.onnx_runtime import (
+    MANIFEST,
+    ExportMissing,
+    OnnxEmbedder,
+    default_export_dir,
+)
+from retrieval_service.embedding.sentence_transformer import SentenceTransformerEmbedder
+from tests.support.servers import ServerProcess
+
+ROOT = Path(__file__).parents[2]
+TORCH_MODULES = {"torch", "sentence_transformers", "transformers"}
+
+VOCABULARY = (
+    "Mara Priya Jonas ACME Globex Initech renewal invoice net-30 net-60 discount pricing quote "
+    "Q3 forecast pipeline churn onboarding Berlin Lisbon Tuesday call email prefers budget "
+    "€12,500 $4,999.99 #A-99812 SKU-77 PO-2024-118 CFO procurement legal redlines SLA 99.9% "
+    "Kunde möchte anrufen café résumé naïve 日本語 中文 😀 📞 — … « » O'Brien e-mail x@y.io"
+)
+WORDS = VOCABULARY.split()
+
+
+def varied_texts(count: int = 200) -> list[str]:
+    """Short queries, CRM facts, punctuation, scripts the vocabulary lacks, the empty string,
+    and texts past the model's 256-token limit (truncated the same way by both)."""
+    rng = random.Random(13)
+    fixed = [
+        "",
+        " ",
+        "hi",
+        "What did Mara say about pricing?",
+        "net-30",
+        "Order #A-99812 shipped on 2024-03-05",
+        "ACME wants a 15% discount if they sign before Q3",
+        "Der Kunde möchte am Dienstag angerufen werden",
+        "日本語のテキストと中文",
+        "😀😀😀",
+        "word " * 300,
+        "Priya (CFO) prefers email; never call before 10am CET. " * 30,
+    ]
+    texts = list(fixed)
+    while len(texts) < count:
+        length = rng.choice([1, 2, 3, 5, 8, 13, 21, 40])
+        texts.append(" ".join(rng.choice(WORDS) for _ in range(length)))
+    return texts
+
+
+@pytest.fixture(scope="module")
+def export_dir() -> Path:
+    """The export `make onnx` wrote (the test run's prerequisite, like the generated stubs)."""
+    folder = default_export_dir(packaged_model_path().resolve())
+    assert is_current(folder, packaged_model_path().resolve()), "run `make onnx` first"
+    return folder
+
+
+@pytest.fixture(scope="module")
+def torch_vectors() -> np.ndarray:
+    embedder = SentenceTransformerEmbedder(packaged_model_path(), threads=1)
+    return np.array(embedder.embed(varied_texts()))
+
+
+def vectors(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    return np.array(embedder.embed(texts))
+
+
+def test_fp32_vectors_are_the_torch_vectors(export_dir: Path, torch_vectors: np.ndarray) -> None:
+    onnx = OnnxEmbedder(export_dir, "fp32", threads=1)
+    got = vectors(onnx, varied_texts())
+    assert got.shape == torch_vectors.shape == (200, 384)
+    cosines = (got * torch_vectors).sum(axis=1)
+    assert cosines.min() >= 0.9999, cosines.argmin()
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_fp32_shares_the_torch_collection_and_int8_gets_its_own(export_dir: Path) -> None:
+    """Same vectors may share an index; the int8 ones are further off, so switching to them
+    rebuilds the index instead of mixing spaces."""
+    torch_name = SentenceTransformerEmbedder(packaged_model_path(), threads=1).model_name
+    assert OnnxEmbedder(export_dir, "fp32").model_name == torch_name == "all-MiniLM-L6-v2"
+    assert OnnxEmbedder(export_dir, "int8").model_name == "all-MiniLM-L6-v2-int8"
+
+
+def test_int8_vectors_stay_close_to_fp32(export_dir: Path) -> None:
+    """The README quotes these figures; a quantiser change that loses more fails here."""
+    texts = varied_texts()
+    fp32 = vectors(OnnxEmbedder(export_dir, "fp32", threads=1), texts)
+    int8 = vectors(OnnxEmbedder(export_dir, "int8", threads=1), texts)
+    cosines = (fp32 * int8).sum(axis=1)
+    assert cosines.mean() >= 0.985, cosines.mean()
+    assert cosines.min() >= 0.95, cosines.min()
+
+
+def test_a_batch_gives_each_text_its_own_vector(export_dir: Path) -> None:
+    """Padding to the longest text of a batch (outbox drains) changes no vector, and batches
+    larger than one forward pass keep their order."""
+    onnx = OnnxEmbedder(export_dir, "fp32", threads=1, batch_size=7)
+    texts = varied_texts(30)
+    batched = vectors(onnx, texts)
+    alone = np.array([onnx.embed([text])[0] for text in texts])
+    assert ((batched * alone).sum(axis=1)).min() >= 0.99999
+    assert onnx.embed([]) == []
+
+
+def test_the_settings_choose_the_runtime(export_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("RETRIEVAL_EMBEDDER", "RETRIEVAL_ONNX_DIR", "RETRIEVAL_MODEL_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RETRIEVAL_SHARED_SECRET", "r" * 40)
+    default = open_embedder(RetrievalSettings.from_env())
+    assert isinstance(default, OnnxEmbedder)
+    assert default.precision == "fp32"
+    monkeypatch.setenv("RETRIEVAL_EMBEDDER", "onnx-int8")
+    monkeypatch.setenv("RETRIEVAL_ONNX_DIR", str(export_dir))
+    int8 = open_embedder(RetrievalSettings.from_env())
+    assert isinstance(int8, OnnxEmbedder)
+    assert int8.precision == "int8"
+    monkeypatch.setenv("RETRIEVAL_EMBEDDER", "torch")
+    assert isinstance(open_embedder(RetrievalSettings.from_env()), SentenceTransformerEmbedder)
+
+
+def test_an_empty_or_foreign_folder_is_refused_with_the_command(tmp_path: Path) -> None:
+    with pytest.raises(ExportMissing, match="make onnx"):
+        OnnxEmbedder(tmp_path)
+    (tmp_path / MANIFEST).write_text(json.dumps({"format": 0}))
+    with pytest.raises(ExportMissing, match="older format"):
+        OnnxEmbedder(tmp_path)
+
+
+def test_the_export_is_a_no_op_when_current(
+    export_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = {p.name: p.stat().st_mtime_ns for p in export_dir.iterdir()}
+    assert export_main([]) == 0
+    assert "is current" in capsys.readouterr().out
+    assert {p.name: p.stat().st_mtime_ns for p in export_dir.iterdir()} == before
+
+
+def test_the_sidecar_embeds_without_loading_torch(retrieval_server: ServerProcess) -> None:
+    """The running sidecar (default settings, after its warm-up embedding) has no torch
+    library mapped, and a fresh interpreter doing what it does imports none of the torch stack."""
+    maps = Path(f"/proc/{retrieval_server.process.pid}/maps").read_text()
+    assert "onnxruntime" in maps
+    assert "libtorch" not in maps
+    probe = (
+        "import retrieval_service.__main__, retrieval_service.server\n"
+        "from retrieval_service.config import RetrievalSettings\n"
+        "from retrieval_service.embedding import open_embedder\n"
+        "open_embedder(RetrievalSettings()).embed(['hello'])\n"
+        "import json, sys; print(json.dumps(sorted(sys.modules)))"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "RETRIEVAL_SHARED_SECRET": "s" * 32},
+    ).stdout
+    loaded = {name.split(".")[0] for name in json.loads(output.splitlines()[-1])}
+    assert "onnxruntime" in loaded
+    assert loaded & TORCH_MODULES == set()
