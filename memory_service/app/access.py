@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from memory_service.app.transactions import Answer, RequestKey, Transactions
-from memory_service.domain.errors import batch_item
 from memory_service.domain.model import (
     Customer,
     CustomerGrant,
@@ -56,18 +55,15 @@ class TranscriptCommands:
         present: Callable[[list[Message]], A],
     ) -> A:
         """Each (conversation id, message) appended as by `append`, in order, in one
-        transaction: all or nothing, the first refusal naming its item (`requests[i]`)."""
+        transaction: all or nothing (the transport names a refused item, `requests[i]`)."""
 
         def work(uow: UnitOfWork) -> Answer[A]:
-            now = utcnow()
-            appended = []
-            for index, (conversation_id, (speaker, text, status)) in enumerate(messages):
-                with batch_item("requests", index):
-                    appended.append(
-                        self._transcript.append(
-                            uow, identity, conversation_id, speaker, text, status, now
-                        )
-                    )
+            appended = self._transcript.append_many(
+                uow,
+                identity,
+                [(conversation, *message) for conversation, message in messages],
+                utcnow(),
+            )
             return Answer(present(appended))
 
         return self._tx.write(identity, key, work)

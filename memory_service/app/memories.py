@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from memory_service.app.transactions import Answer, RequestKey, Transactions
 from memory_service.domain.authorization import require_admin
-from memory_service.domain.errors import Unavailable, batch_item
+from memory_service.domain.errors import Unavailable
 from memory_service.domain.export import ExportUseCases
 from memory_service.domain.model import Identity, Memory, Revision, utcnow
 from memory_service.domain.ports import UnitOfWork
@@ -70,17 +70,14 @@ class MemoryCommands:
         identity: Identity,
         key: RequestKey[A],
         commands: Sequence[CreateMemory],
-        present: Callable[[list[tuple[Memory, Revision]], datetime], A],
+        present: Callable[[Sequence[tuple[Memory, Revision]], datetime], A],
     ) -> A:
         """Every item through the one create rule, in one transaction: all or nothing, and the
         first refusal names its item (`requests[i]`). Each memory queues its own index work."""
 
         def work(uow: UnitOfWork) -> Answer[A]:
             now = utcnow()
-            created = []
-            for index, command in enumerate(commands):
-                with batch_item("requests", index):
-                    created.append(self._memories.create(uow, identity, command, now))
+            created = self._memories.create_many(uow, identity, commands, now)
             return Answer(present(created, now), tuple(memory.id for memory, _ in created))
 
         return self._tx.write(identity, key, work)

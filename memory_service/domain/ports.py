@@ -63,6 +63,14 @@ class MemoryRepository(Protocol):
         """When a memory with this scoped key was last deleted, if ever."""
 
     def add(self, memory: Memory) -> None: ...
+    def preloaded(
+        self, keys: Collection[tuple[Scope, str, str]], lineages: Collection[str] = ()
+    ) -> AbstractContextManager[None]:
+        """For many creates in one transaction: `find_live` and `last_deletion` of these
+        scoped keys, and `deleted_lineage` of these lineages, are read up front, and added
+        memories are written together at the end. Nothing but `add` may change memories
+        inside."""
+
     def add_revision(self, revision: Revision) -> None: ...
     def update_revision(self, revision: Revision) -> None: ...
     def claim_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
@@ -116,10 +124,15 @@ class TranscriptRepository(Protocol):
     def owners_of(self, conversation_id: str, limit: int) -> list[str]:
         """Users who have a conversation of this id (for admins reviewing transcripts)."""
 
-    def claim_sequence(self, owner_user_id: str, conversation_id: str) -> int: ...
-    def add_message(self, message: Message) -> None: ...
+    def claim_sequences(self, owner_user_id: str, conversation_id: str, count: int) -> int:
+        """Reserves `count` consecutive sequences of the conversation; returns the first."""
+
+    def add_messages(self, messages: Sequence[Message]) -> None: ...
     def get_message(self, message_id: str) -> Message | None:
         """By its id alone: message ids are unique across the tenant's conversations."""
+
+    def preload_messages(self, message_ids: Collection[str]) -> None:
+        """Reads these messages at once, for a batch that cites them one by one."""
 
     def list_messages(
         self, owner_user_id: str, conversation_id: str, after_sequence: int, limit: int

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.model import (
+    EvidenceRef,
     EvidenceType,
     Memory,
     Provenance,
@@ -201,10 +202,14 @@ def evidence_lineage(provenance: Provenance) -> str:
     """What a deletion withdraws of a revision's evidence: the evidence's name, and for a
     document its version too (a deleted fact may come back from a later version, never from
     the version it was deleted from)."""
-    ref = provenance.evidence.ref
-    if provenance.evidence.type is EvidenceType.DOCUMENT:
-        return f"{ref}@{provenance.document_version}"
-    return ref
+    return lineage_of(provenance.evidence, provenance.document_version)
+
+
+def lineage_of(evidence: EvidenceRef, document_version: str) -> str:
+    """`evidence_lineage` of evidence not resolved yet (a draft's)."""
+    if evidence.type is EvidenceType.DOCUMENT:
+        return f"{evidence.ref}@{document_version}"
+    return evidence.ref
 
 
 def lineage_ref_hash(evidence_ref: str) -> str:

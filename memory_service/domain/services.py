@@ -3,6 +3,8 @@ the change, its supersessions and its idempotency record together."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -17,6 +19,7 @@ from memory_service.domain.errors import (
     NotFound,
     PermissionDenied,
     Reason,
+    batch_item,
 )
 from memory_service.domain.etags import etag_of
 from memory_service.domain.model import (
@@ -359,6 +362,35 @@ class MemoryUseCases:
         uow.memories.add(memory)
         self._schedule_index(uow, memory, now)
         return memory, revision
+
+    def create_many(
+        self, uow: UnitOfWork, identity: Identity, commands: Sequence[CreateMemory], now: datetime
+    ) -> Sequence[tuple[Memory, Revision]]:
+        """Each command through `create`, in order, in the caller's transaction; the first
+        refusal names its item (`requests[i]`). What `create` reads about every item (its
+        evidence message, the key's live memory and last deletion, whether its evidence was
+        withdrawn) is read up front."""
+        cited = []
+        for command in commands:
+            ref = command.revision.provenance.evidence
+            if ref.type is EvidenceType.TRANSCRIPT_MESSAGE:
+                parsed = names.MESSAGE.match(ref.ref)
+                if parsed is not None:
+                    cited.append(parsed[1])
+        uow.transcript.preload_messages(cited)
+        keys = [
+            (authority.default_subject(c.scope, identity), c.key, c.key_context) for c in commands
+        ]
+        created = []
+        lineages = [
+            rules.lineage_of(c.revision.provenance.evidence, c.revision.provenance.document_version)
+            for c in commands
+        ]
+        with uow.memories.preloaded(keys, lineages):
+            for index, command in enumerate(commands):
+                with batch_item("requests", index):
+                    created.append(self.create(uow, identity, command, now))
+        return created
 
     def correct(
         self,
@@ -732,20 +764,43 @@ class TranscriptUseCases:
         now: datetime,
     ) -> Message:
         """Appends to the caller's own conversation of that id (domain/conversations.py)."""
-        owner = conversations.open_for_append(uow, identity, conversation_id, now)
-        message = Message(
-            id=new_id(),
-            tenant_id=uow.tenant_id,
-            conversation_id=conversation_id,
-            sequence=uow.transcript.claim_sequence(owner, conversation_id),
-            speaker=speaker,
-            text=text,
-            status=status,
-            author_user_id=identity.user_id,
-            create_time=now,
-        )
-        uow.transcript.add_message(message)
-        return message
+        return self.append_many(uow, identity, [(conversation_id, speaker, text, status)], now)[0]
+
+    def append_many(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        messages: Sequence[tuple[str, Speaker, str, TurnStatus]],
+        now: datetime,
+    ) -> list[Message]:
+        """(conversation id, speaker, text, status) appended in order, each to the caller's own
+        conversation of that id; each conversation's sequences are claimed at once."""
+        counts = Counter(conversation_id for conversation_id, *_ in messages)
+        next_sequence = {}
+        for conversation_id, count in counts.items():
+            owner = conversations.open_for_append(uow, identity, conversation_id, now)
+            next_sequence[conversation_id] = uow.transcript.claim_sequences(
+                owner, conversation_id, count
+            )
+        appended = []
+        for conversation_id, speaker, text, status in messages:
+            sequence = next_sequence[conversation_id]
+            next_sequence[conversation_id] = sequence + 1
+            appended.append(
+                Message(
+                    id=new_id(),
+                    tenant_id=uow.tenant_id,
+                    conversation_id=conversation_id,
+                    sequence=sequence,
+                    speaker=speaker,
+                    text=text,
+                    status=status,
+                    author_user_id=identity.user_id,
+                    create_time=now,
+                )
+            )
+        uow.transcript.add_messages(appended)
+        return appended
 
     def list(
         self,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable, Collection, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -104,6 +104,76 @@ class TenantScoped:
 
 
 class SqlMemoryRepository(TenantScoped):
+    def __init__(self, session: Session, tenant_id: str) -> None:
+        super().__init__(session, tenant_id)
+        # Inside `preloaded`: what find_live and last_deletion answer without a statement.
+        self._preloaded_live: dict[tuple[Scope, str, str], Memory | None] | None = None
+        self._deleted: dict[str, datetime | None] = {}
+        self._withdrawn: dict[str, bool] = {}
+        self._deferred = False
+
+    @contextmanager
+    def preloaded(
+        self, keys: Collection[tuple[Scope, str, str]], lineages: Collection[str] = ()
+    ) -> Iterator[None]:
+        """Many creates in one transaction: the live memory and the last deletion of every
+        scoped key, and whether each evidence lineage was withdrawn, are read up front, and
+        the rows of the memories added are flushed once at the end (a lost unique race is then
+        a WriteConflict, as one by one). Only `add` may change memories meanwhile: it keeps
+        the preloaded answers current."""
+        wanted = set(keys)
+        live: dict[tuple[Scope, str, str], Memory | None] = dict.fromkeys(wanted)
+        hashes = {
+            scoped_key_hash(scope.type.value, scope.id, key, context): (scope, key, context)
+            for scope, key, context in wanted
+        }
+        deleted: dict[str, datetime | None] = dict.fromkeys(hashes)
+        ordered = list(wanted)
+        for start in range(0, len(ordered), IN_CLAUSE_CHUNK):
+            group = ordered[start : start + IN_CLAUSE_CHUNK]
+            rows = self._session.execute(
+                self._select(MemoryRow).where(
+                    MemoryRow.live.is_(True),
+                    MemoryRow.scope_type.in_({scope.type.value for scope, _, _ in group}),
+                    MemoryRow.scope_id.in_({scope.id for scope, _, _ in group}),
+                    MemoryRow.key.in_({key for _, key, _ in group}),
+                )
+            ).all()
+            for memory in self._with_revisions(list(rows)):
+                held = (memory.scope, memory.key, memory.key_context)
+                if held in live:
+                    live[held] = memory
+        for group_hashes in chunks(sorted(hashes), IN_CLAUSE_CHUNK):
+            for key_hash, at in self._session.execute(
+                self._select(MemoryRow, MemoryRow.key_hash, func.max(MemoryRow.delete_time))
+                .where(MemoryRow.key_hash.in_(group_hashes), MemoryRow.live.is_(None))
+                .group_by(MemoryRow.key_hash)
+            ):
+                deleted[key_hash] = None if at is None else at.replace(tzinfo=UTC)
+        withdrawn = {lineage_ref_hash(lineage): lineage for lineage in set(lineages)}
+        lineage_known = dict.fromkeys(withdrawn.values(), False)
+        for group_hashes in chunks(sorted(withdrawn), IN_CLAUSE_CHUNK):
+            for evidence_ref in self._session.scalars(
+                self._select(RevisionRow, RevisionRow.evidence_ref)
+                .where(
+                    RevisionRow.evidence_ref.in_(group_hashes),
+                    RevisionRow.status == RevisionStatus.DELETED.value,
+                )
+                .distinct()
+            ):
+                lineage_known[withdrawn[evidence_ref]] = True
+        self._preloaded_live, self._deleted, self._deferred = live, deleted, True
+        self._withdrawn = lineage_known
+        try:
+            yield
+            try:
+                self._session.flush()
+            except IntegrityError as error:
+                raise WriteConflict(str(error.orig)) from error
+        finally:
+            self._preloaded_live, self._deleted, self._deferred = None, {}, False
+            self._withdrawn = {}
+
     def get(self, memory_id: str) -> Memory | None:
         row = self._session.execute(
             self._select(MemoryRow).where(MemoryRow.id == memory_id)
@@ -126,6 +196,8 @@ class SqlMemoryRepository(TenantScoped):
         )
 
     def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None:
+        if self._preloaded_live is not None and (scope, key, key_context) in self._preloaded_live:
+            return self._preloaded_live[(scope, key, key_context)]
         row = self._session.execute(
             self._select(MemoryRow).where(
                 MemoryRow.scope_type == scope.type.value,
@@ -139,6 +211,8 @@ class SqlMemoryRepository(TenantScoped):
 
     def last_deletion(self, scope: Scope, key: str, key_context: str) -> datetime | None:
         key_hash = scoped_key_hash(scope.type.value, scope.id, key, key_context)
+        if key_hash in self._deleted:
+            return self._deleted[key_hash]
         deleted: datetime | None = self._session.scalars(
             self._select(MemoryRow, func.max(MemoryRow.delete_time)).where(
                 MemoryRow.key_hash == key_hash, MemoryRow.live.is_(None)
@@ -147,6 +221,8 @@ class SqlMemoryRepository(TenantScoped):
         return None if deleted is None else deleted.replace(tzinfo=UTC)
 
     def deleted_lineage(self, evidence_ref: str) -> bool:
+        if evidence_ref in self._withdrawn:
+            return self._withdrawn[evidence_ref]
         row = self._session.execute(
             self._select(RevisionRow, RevisionRow.memory_id)
             .where(
@@ -158,7 +234,9 @@ class SqlMemoryRepository(TenantScoped):
         return row is not None
 
     def add(self, memory: Memory) -> None:
-        self._insert(
+        if self._preloaded_live is not None and not memory.deleted:
+            self._preloaded_live[(memory.scope, memory.key, memory.key_context)] = memory
+        self._add_row(
             MemoryRow(
                 id=memory.id,
                 tenant_id=self._tenant_id,
@@ -179,7 +257,13 @@ class SqlMemoryRepository(TenantScoped):
             self.add_revision(revision)
 
     def add_revision(self, revision: Revision) -> None:
-        self._insert(RevisionRow(tenant_id=self._tenant_id, **_revision_columns(revision)))
+        self._add_row(RevisionRow(tenant_id=self._tenant_id, **_revision_columns(revision)))
+
+    def _add_row(self, row: Any) -> None:
+        if self._deferred:
+            self._session.add(row)  # flushed with the others when `preloaded` ends
+        else:
+            self._insert(row)
 
     def update_revision(self, revision: Revision) -> None:
         """Every column but the source-change mark, which only `mark_source_changed` writes: a
@@ -378,6 +462,21 @@ def _memory(row: Any, revisions: list[Revision]) -> Memory:
 
 
 class SqlTranscriptRepository(TenantScoped):
+    def __init__(self, session: Session, tenant_id: str) -> None:
+        super().__init__(session, tenant_id)
+        self._known: dict[str, Message | None] = {}
+
+    def preload_messages(self, message_ids: Collection[str]) -> None:
+        """Reads these messages in one statement; `get_message` then answers them (and the
+        missing ones) without another. Messages never change once appended."""
+        wanted = sorted(set(message_ids) - self._known.keys())
+        for ids in chunks(wanted, IN_CLAUSE_CHUNK):
+            self._known.update(dict.fromkeys(ids))
+            for row in self._session.execute(
+                self._select(MessageRow).where(MessageRow.id.in_(ids))
+            ):
+                self._known[row.id] = _message(row)
+
     def get_conversation(self, owner_user_id: str, conversation_id: str) -> Conversation | None:
         row = self._session.execute(
             self._select(ConversationRow).where(
@@ -409,35 +508,46 @@ class SqlTranscriptRepository(TenantScoped):
             )
         )
 
-    def claim_sequence(self, owner_user_id: str, conversation_id: str) -> int:
+    def claim_sequences(self, owner_user_id: str, conversation_id: str, count: int) -> int:
         """The row update also serializes concurrent appends to one conversation."""
-        sequence = self._session.execute(
+        last = self._session.execute(
             update(ConversationRow)
             .where(
                 ConversationRow.tenant_id == self._tenant_id,
                 ConversationRow.owner_user_id == owner_user_id,
                 ConversationRow.id == conversation_id,
             )
-            .values(last_sequence=ConversationRow.last_sequence + 1)
+            .values(last_sequence=ConversationRow.last_sequence + count)
             .returning(ConversationRow.last_sequence)
             .execution_options(synchronize_session=False)
         ).scalar_one()
-        return int(sequence)
+        return int(last) - count + 1
 
     def add_message(self, message: Message) -> None:
-        self._insert(
-            MessageRow(
-                id=message.id,
-                tenant_id=self._tenant_id,
-                conversation_id=message.conversation_id,
-                sequence=message.sequence,
-                speaker=message.speaker.value,
-                text=message.text,
-                status=message.status.value,
-                author_user_id=message.author_user_id,
-                create_time=message.create_time,
+        self.add_messages([message])
+
+    def add_messages(self, messages: Sequence[Message]) -> None:
+        """One multi-row INSERT."""
+        try:
+            self._session.execute(
+                insert(MessageRow),
+                [
+                    {
+                        "id": message.id,
+                        "tenant_id": self._tenant_id,
+                        "conversation_id": message.conversation_id,
+                        "sequence": message.sequence,
+                        "speaker": message.speaker.value,
+                        "text": message.text,
+                        "status": message.status.value,
+                        "author_user_id": message.author_user_id,
+                        "create_time": message.create_time,
+                    }
+                    for message in messages
+                ],
             )
-        )
+        except IntegrityError as error:
+            raise WriteConflict(str(error.orig)) from error
 
     def recent_messages(
         self, owner_user_id: str, conversation_id: str, count: int
@@ -454,6 +564,8 @@ class SqlTranscriptRepository(TenantScoped):
         return [_message(row) for row in reversed(list(rows))]
 
     def get_message(self, message_id: str) -> Message | None:
+        if message_id in self._known:
+            return self._known[message_id]
         row = self._session.execute(
             self._select(MessageRow).where(MessageRow.id == message_id)
         ).first()

@@ -422,7 +422,7 @@ def changed(response: _Changed[C]) -> Callable[[Memory, Revision, datetime], C]:
 
 
 def batch_created(
-    created: list[tuple[Memory, Revision]], now: datetime
+    created: Sequence[tuple[Memory, Revision]], now: datetime
 ) -> service_pb.BatchCreateMemoriesResponse:
     """One CreateMemoryResponse per memory a batch created, in request order."""
     one = changed(service_pb.CreateMemoryResponse)

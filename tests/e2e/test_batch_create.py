@@ -256,3 +256,35 @@ def test_append_batch_replay_appends_once(alice: Client) -> None:
 
     assert again == first
     assert len(messages(alice, conversation)) == 2
+
+
+def test_the_stale_evidence_rule_holds_per_item(alice: Client) -> None:
+    """A key deleted after its evidence was said cannot come back from that evidence, nor can
+    the evidence of a deleted memory write another key: the batch reads the key's deletion and
+    the evidence's withdrawal up front, and refuses as CreateMemory does."""
+    items = said_items(alice, 4)
+    first = alice.memories.BatchCreateMemories(batch_request(items[:2]), timeout=30)
+    for response in first.responses:
+        delete(alice, response.memory.name)
+
+    again = said_items(alice, 3, "again")
+    again[1] = items[0]  # the deleted key, from the evidence said before the deletion
+    info = expect_error(
+        lambda: alice.memories.BatchCreateMemories(batch_request(again), timeout=30),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "STALE_EVIDENCE",
+    )
+    assert info.metadata["request"] == "requests[1]"
+
+    again = said_items(alice, 3, "other")
+    again[2].revision.provenance.transcript_message = items[
+        1
+    ].revision.provenance.transcript_message
+    again[2].revision.value = items[1].revision.value
+    info = expect_error(
+        lambda: alice.memories.BatchCreateMemories(batch_request(again), timeout=30),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "STALE_EVIDENCE",
+    )
+    assert info.metadata["request"] == "requests[2]"
+    assert list_all(alice) == []
