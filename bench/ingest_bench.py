@@ -1,0 +1,214 @@
+"""Batched ingest through the public API, both services as separate processes at default settings:
+memories/s with one client and with four (each call appends a batch of evidence messages, then
+creates one memory per message with BatchCreateMemories), and the index lag while a paced client
+sustains a steady rate (from a memory's commit until the sidecar holds its point).
+
+Budget: >= 400 memories/s with one client, >= 1,000/s with four, index lag p95 <= 2 s while
+sustaining 400/s.
+
+    .venv/bin/python -m bench.ingest_bench --seconds 10 --sustain-seconds 20 --rate 400
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from crmmem.memory.v1 import memory_pb2 as pb
+from crmmem.memory.v1 import memory_service_pb2 as svc
+from crmmem.memory.v1 import transcript_service_pb2 as tr
+
+from bench.common import emit, start_memory_service
+from bench.recall_bench import index_lags, memory_text, start_sidecar, watch_index
+from bench.recall_under_ingest import points
+from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess
+
+BATCH = 100
+BUDGET = {"one_client_per_s": 400, "four_clients_per_s": 1000, "index_lag_p95_ms": 2000}
+
+
+class Writer:
+    """One client writing batches: the messages first, then the memories that cite them."""
+
+    def __init__(self, client: Client, name: str, seed: int) -> None:
+        self.client = client
+        self.name = name
+        self.rng = random.Random(seed)
+        self.written = 0
+
+    def batch(self, size: int) -> None:
+        texts = [memory_text(self.rng) for _ in range(size)]
+        conversation = f"conversations/ingest-{self.name}"
+        said = self.client.transcript.BatchAppendMessages(
+            tr.BatchAppendMessagesRequest(
+                requests=[
+                    tr.AppendMessageRequest(
+                        parent=conversation, message=tr.Message(speaker=pb.SPEAKER_USER, text=text)
+                    )
+                    for _, text in texts
+                ]
+            ),
+            timeout=60,
+        ).messages
+        self.client.memories.BatchCreateMemories(
+            svc.BatchCreateMemoriesRequest(
+                requests=[
+                    svc.CreateMemoryRequest(
+                        memory=pb.Memory(
+                            scope=pb.Scope(type=pb.SCOPE_TYPE_USER),
+                            key=f"{key}_{self.written + index}",
+                            kind=pb.MEMORY_KIND_PREFERENCE,
+                        ),
+                        revision=pb.RevisionDraft(
+                            value=text,
+                            provenance=pb.Provenance(
+                                method=pb.PROVENANCE_METHOD_USER_STATEMENT,
+                                transcript_message=message.name,
+                            ),
+                        ),
+                    )
+                    for index, ((key, text), message) in enumerate(zip(texts, said, strict=True))
+                ]
+            ),
+            timeout=60,
+        )
+        self.written += size
+
+
+def throughput(writers: list[Writer], seconds: float) -> dict[str, Any]:
+    """Every writer sends full batches back to back for `seconds`; memories committed per s."""
+    stop = threading.Event()
+    counts = [0] * len(writers)
+
+    def run(index: int) -> None:
+        while not stop.is_set():
+            writers[index].batch(BATCH)
+            counts[index] += BATCH
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(writers))]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    return {"memories": sum(counts), "seconds": round(elapsed, 2), "per_s": sum(counts) / elapsed}
+
+
+def sustained(
+    writer: Writer, sidecar: ServerProcess, rate: float, seconds: float, batch: int
+) -> dict[str, Any]:
+    """Batches of `batch` on a fixed schedule that makes `rate` memories/s, the index watched
+    all along; each memory's lag is when the index first held as many points as had committed
+    by then, less its commit time."""
+    base = points(sidecar.address)
+    commits: list[float] = []
+    stop = threading.Event()
+    watched: list[list[tuple[float, int]]] = []
+    total = int(rate * seconds) // batch * batch
+    watcher = threading.Thread(
+        target=lambda: watched.append(watch_index(sidecar.address, base + total, stop))
+    )
+    watcher.start()
+    interval = batch / rate
+    started = time.monotonic()
+    behind = 0.0
+    for n in range(total // batch):
+        due = started + n * interval
+        wait = due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        else:
+            behind = max(behind, -wait)
+        writer.batch(batch)
+        commits.extend([time.monotonic()] * batch)
+    elapsed = time.monotonic() - started
+    watcher.join(timeout=120)
+    stop.set()
+    watcher.join()
+    samples = [(at, count - base) for at, count in (watched[0] if watched else [])]
+    lags = index_lags(commits, samples)
+    ordered = sorted(lags)
+    return {
+        "target_per_s": rate,
+        "achieved_per_s": total / elapsed,
+        "memories": total,
+        "seconds": round(elapsed, 2),
+        "most_behind_schedule_s": round(behind, 3),
+        "indexed": len(lags),
+        "index_lag_p50_ms": round(ordered[len(ordered) // 2] * 1000, 1) if lags else None,
+        "index_lag_p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 1)
+        if lags
+        else None,
+    }
+
+
+def ingest_bench(
+    seconds: float = 10.0, sustain_seconds: float = 20.0, rate: float = 400.0, batch: int = 50
+) -> dict[str, Any]:
+    """Starts a sidecar and a memory service (SQLite, defaults), runs the three measurements
+    and returns them with the budget and the load average (the `make bench` table reads this)."""
+    with tempfile.TemporaryDirectory(prefix="ingest-bench-") as tmp:
+        work = Path(tmp)
+        sidecar = start_sidecar(work / "sidecar")
+        try:
+            memory = start_memory_service(
+                work / "memory", TEST_JWT_SECRET, MEMORY_RETRIEVAL_ADDRESS=sidecar.address
+            )
+            try:
+                load_before = os.getloadavg()
+                paced = Writer(memory.client("bench-paced", "pat"), "paced", 1)
+                paced.batch(batch)  # warm both processes (model, pools) before measuring
+                lag = sustained(paced, sidecar, rate, sustain_seconds, batch)
+                one = throughput([Writer(memory.client("bench-one", "olga"), "one", 2)], seconds)
+                four = throughput(
+                    [
+                        Writer(memory.client(f"bench-four-{i}", f"user-{i}"), f"four-{i}", 10 + i)
+                        for i in range(4)
+                    ],
+                    seconds,
+                )
+                load_after = os.getloadavg()
+            finally:
+                memory.stop()
+        finally:
+            sidecar.stop()
+    met = {
+        "one_client": one["per_s"] >= BUDGET["one_client_per_s"],
+        "four_clients": four["per_s"] >= BUDGET["four_clients_per_s"],
+        "index_lag": lag["index_lag_p95_ms"] is not None
+        and lag["index_lag_p95_ms"] <= BUDGET["index_lag_p95_ms"]
+        and lag["indexed"] == lag["memories"],
+    }
+    return {
+        "benchmark": "ingest",
+        "batch_size": BATCH,
+        "one_client": {**one, "per_s": round(one["per_s"], 1)},
+        "four_clients": {**four, "per_s": round(four["per_s"], 1)},
+        "sustained": {**lag, "achieved_per_s": round(lag["achieved_per_s"], 1), "batch": batch},
+        "budget": BUDGET,
+        "met": met,
+        "load_average": {"before": load_before, "after": load_after},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="each throughput run")
+    parser.add_argument("--sustain-seconds", type=float, default=20.0)
+    parser.add_argument("--rate", type=float, default=400.0, help="memories/s sustained")
+    parser.add_argument("--batch", type=int, default=50, help="batch size of the paced client")
+    args = parser.parse_args()
+    emit(ingest_bench(args.seconds, args.sustain_seconds, args.rate, args.batch))
+
+
+if __name__ == "__main__":
+    main()
