@@ -142,7 +142,6 @@ def build_server(
     units = SqlUnitOfWorkFactory(engine)
     forget_expired(units, settings)
 
-    transactions = Transactions(units, timedelta(hours=settings.idempotency_ttl_hours))
     authenticator = TokenAuthenticator(
         settings.jwt_secret,
         settings.jwt_issuer,
@@ -179,6 +178,11 @@ def build_server(
             settings.index_check_seconds,
             on_queued=worker.wake if worker is not None else lambda: None,
         )
+    transactions = Transactions(
+        units,
+        timedelta(hours=settings.idempotency_ttl_hours),
+        worker.wake if worker is not None else lambda: None,
+    )
     usage = (
         UsageRecorder(units.usage_store(), settings.usage_flush_seconds)
         if settings.usage_tracking

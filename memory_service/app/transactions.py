@@ -57,9 +57,17 @@ class Answer(Generic[A]):
 
 
 class Transactions:
-    def __init__(self, units: UnitOfWorkFactory, idempotency_ttl: timedelta) -> None:
+    def __init__(
+        self,
+        units: UnitOfWorkFactory,
+        idempotency_ttl: timedelta,
+        index_work_committed: Callable[[], None] = lambda: None,
+    ) -> None:
+        """`index_work_committed` runs after a commit that queued index work due now: it wakes
+        the outbox drain, so indexing starts at the commit rather than at the next poll."""
         self._units = units
         self._ttl = idempotency_ttl
+        self._index_work_committed = index_work_committed
 
     def read(self, identity: Identity, work: Callable[[UnitOfWork], R]) -> R:
         with self._units(identity.tenant_id, write=False) as uow:
@@ -89,6 +97,8 @@ class Transactions:
                             answer.shown,
                         )
                     uow.commit()
+                    if uow.outbox.queued_now:
+                        self._index_work_committed()
                     return answer.reply
             except WriteConflict:
                 continue

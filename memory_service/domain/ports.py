@@ -336,6 +336,11 @@ TENANT_KINDS = (OutboxKind.REBUILD, OutboxKind.RESYNC)
 
 class OutboxRepository(Protocol):
     def enqueue(self, memory_id: str, due_time: datetime, now: datetime) -> None: ...
+    @property
+    def queued_now(self) -> bool:
+        """Whether this unit of work queued index work that is due now (the drain is woken
+        once it commits, instead of finding it at its next poll)."""
+
     def enqueue_tenant(self, kind: OutboxKind, now: datetime) -> None:
         """A REBUILD or RESYNC of this tenant, due now."""
 

@@ -791,7 +791,10 @@ def purge_idempotency_keys(session: Session, older_than: datetime) -> int:
 
 
 class SqlOutboxRepository(TenantScoped):
+    queued_now = False
+
     def enqueue(self, memory_id: str, due_time: datetime, now: datetime) -> None:
+        self.queued_now = self.queued_now or due_time <= now
         self._session.add(
             OutboxRow(
                 tenant_id=self._tenant_id,
@@ -804,6 +807,7 @@ class SqlOutboxRepository(TenantScoped):
         )
 
     def enqueue_tenant(self, kind: OutboxKind, now: datetime) -> None:
+        self.queued_now = True
         self._session.add(
             OutboxRow(
                 tenant_id=self._tenant_id,

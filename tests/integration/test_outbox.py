@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import timedelta
 
-from memory_service.domain.model import utcnow
-from memory_service.domain.ports import OutboxKind
+import pytest
+
+from memory_service.app.transactions import Answer, RequestKey, Transactions
+from memory_service.domain.model import Identity, utcnow
+from memory_service.domain.ports import OutboxKind, UnitOfWork
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 
 
@@ -107,3 +111,34 @@ def test_a_tenant_item_turns_into_refills_and_completes_in_the_same_transaction(
     store.complete("a", [change.id])
     with units("t1", write=False) as uow:
         assert uow.outbox.pending(now) == (0, False)
+
+
+def test_a_commit_that_queues_index_work_wakes_the_drain(units: SqlUnitOfWorkFactory) -> None:
+    """Only writes whose index work is due now wake it: a future boundary waits for its poll,
+    and a write without index work (or one that rolls back) wakes nothing."""
+    woken: list[int] = []
+    tx = Transactions(units, timedelta(hours=1), lambda: woken.append(1))
+    key: RequestKey[None] = RequestKey("m", "", "", lambda _: b"", lambda _: None)
+    identity = Identity("t1", "u1")
+
+    def queue(due: timedelta) -> Callable[[UnitOfWork], Answer[None]]:
+        def work(uow: UnitOfWork) -> Answer[None]:
+            now = utcnow()
+            uow.outbox.enqueue(f"{len(woken):032x}", now + due, now)
+            return Answer(None)
+
+        return work
+
+    tx.write(identity, key, queue(timedelta(0)))
+    assert woken == [1]
+    tx.write(identity, key, queue(timedelta(days=1)))
+    tx.write(identity, key, lambda uow: Answer(None))
+    assert woken == [1]
+
+    def fails(uow: UnitOfWork) -> Answer[None]:
+        queue(timedelta(0))(uow)
+        raise RuntimeError("refused before commit")
+
+    with pytest.raises(RuntimeError):
+        tx.write(identity, key, fails)
+    assert woken == [1]
