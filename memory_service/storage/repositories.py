@@ -110,7 +110,8 @@ class SqlMemoryRepository(TenantScoped):
         self._preloaded_live: dict[tuple[Scope, str, str], Memory | None] | None = None
         self._deleted: dict[str, datetime | None] = {}
         self._withdrawn: dict[str, bool] = {}
-        self._deferred = False
+        # Inside `preloaded`: rows of added memories and revisions, inserted together at its end.
+        self._deferred: dict[type[Any], list[dict[str, Any]]] | None = None
 
     @contextmanager
     def preloaded(
@@ -162,17 +163,19 @@ class SqlMemoryRepository(TenantScoped):
                 .distinct()
             ):
                 lineage_known[withdrawn[evidence_ref]] = True
-        self._preloaded_live, self._deleted, self._deferred = live, deleted, True
-        self._withdrawn = lineage_known
+        self._preloaded_live, self._deleted, self._withdrawn = live, deleted, lineage_known
+        self._deferred = {MemoryRow: [], RevisionRow: []}
         try:
             yield
             try:
-                self._session.flush()
+                for model, pending in self._deferred.items():  # memories before revisions
+                    if pending:
+                        self._session.execute(insert(model), pending)
             except IntegrityError as error:
                 raise WriteConflict(str(error.orig)) from error
         finally:
-            self._preloaded_live, self._deleted, self._deferred = None, {}, False
-            self._withdrawn = {}
+            self._preloaded_live, self._deleted, self._withdrawn = None, {}, {}
+            self._deferred = None
 
     def get(self, memory_id: str) -> Memory | None:
         row = self._session.execute(
@@ -237,33 +240,34 @@ class SqlMemoryRepository(TenantScoped):
         if self._preloaded_live is not None and not memory.deleted:
             self._preloaded_live[(memory.scope, memory.key, memory.key_context)] = memory
         self._add_row(
-            MemoryRow(
-                id=memory.id,
-                tenant_id=self._tenant_id,
-                scope_type=memory.scope.type.value,
-                scope_id=memory.scope.id,
-                key=memory.key,
-                key_context=memory.key_context,
-                kind=memory.kind.value,
-                version=memory.version,
-                live=None if memory.deleted else True,
-                create_time=memory.create_time,
-                update_time=memory.update_time,
-                delete_time=memory.delete_time,
-                key_hash=memory.key_hash,
-            )
+            MemoryRow,
+            {
+                "id": memory.id,
+                "tenant_id": self._tenant_id,
+                "scope_type": memory.scope.type.value,
+                "scope_id": memory.scope.id,
+                "key": memory.key,
+                "key_context": memory.key_context,
+                "kind": memory.kind.value,
+                "version": memory.version,
+                "live": None if memory.deleted else True,
+                "create_time": memory.create_time,
+                "update_time": memory.update_time,
+                "delete_time": memory.delete_time,
+                "key_hash": memory.key_hash,
+            },
         )
         for revision in memory.revisions:
             self.add_revision(revision)
 
     def add_revision(self, revision: Revision) -> None:
-        self._add_row(RevisionRow(tenant_id=self._tenant_id, **_revision_columns(revision)))
+        self._add_row(RevisionRow, {"tenant_id": self._tenant_id, **_revision_columns(revision)})
 
-    def _add_row(self, row: Any) -> None:
-        if self._deferred:
-            self._session.add(row)  # flushed with the others when `preloaded` ends
+    def _add_row(self, model: type[MemoryRow] | type[RevisionRow], row: dict[str, Any]) -> None:
+        if self._deferred is not None:
+            self._deferred[model].append(row)  # inserted with the others when `preloaded` ends
         else:
-            self._insert(row)
+            self._insert(model(**row))
 
     def update_revision(self, revision: Revision) -> None:
         """Every column but the source-change mark, which only `mark_source_changed` writes: a
