@@ -167,13 +167,8 @@ class SqlUnitOfWorkFactory:
         bind = self.engine if write else self._read_engine
         with Session(bind=bind, expire_on_commit=False, autoflush=False) as session:
             try:
-                yield SqlUnitOfWork(session, tenant_id)
-            except DBAPIError as error:
-                if unreachable(error):
-                    raise DatabaseUnavailable() from error
-                raise
-            except PoolTimeout as error:
-                raise DatabaseUnavailable() from error
+                with _unreachable_is_unavailable():
+                    yield SqlUnitOfWork(session, tenant_id)
             finally:
                 _rollback(session)
 
@@ -188,9 +183,22 @@ class SqlUnitOfWorkFactory:
 
     @contextmanager
     def maintenance(self) -> Iterator[Session]:
-        """A transaction across tenants, for housekeeping and the outbox only."""
-        with Session(bind=self.engine, expire_on_commit=False) as session, session.begin():
-            yield session
+        """A transaction across tenants, for housekeeping and the outbox only. Connection
+        failures are told apart as in a unit of work, so the workers can tell an outage (and
+        say so once) from a fault of their own."""
+        with Session(bind=self.engine, expire_on_commit=False) as session:
+            try:
+                with _unreachable_is_unavailable():
+                    yield session
+                    session.flush()
+                try:
+                    session.commit()
+                except (DBAPIError, PoolTimeout) as error:
+                    if unreachable(error):
+                        raise OutcomeUnknown() from error
+                    raise
+            finally:
+                _rollback(session)
 
     def outbox_store(self) -> SqlOutboxStore:
         return SqlOutboxStore(self.maintenance)
@@ -205,6 +213,17 @@ class SqlUnitOfWorkFactory:
         """Tasks of every tenant that ended before then, with their checkpoints."""
         with self.maintenance() as session:
             return purge_ended_tasks(session, ended_before)
+
+
+@contextmanager
+def _unreachable_is_unavailable() -> Iterator[None]:
+    """A connection-level failure before COMMIT: nothing was written."""
+    try:
+        yield
+    except (DBAPIError, PoolTimeout) as error:
+        if unreachable(error):
+            raise DatabaseUnavailable() from error
+        raise
 
 
 def _rollback(session: Session) -> None:

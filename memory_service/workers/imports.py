@@ -21,6 +21,7 @@ from crmmem_runtime.telemetry import failure_summary
 from memory_service.domain.importing.service import ImportUseCases
 from memory_service.domain.model import utcnow
 from memory_service.domain.ports import ImportQueue, UnitOfWorkFactory
+from memory_service.workers.outage import DatabaseOutage
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("memory_service.imports")
@@ -65,6 +66,7 @@ class ImportRunner:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="import-worker", daemon=True)
+        self._outage = DatabaseOutage("import worker", log)
 
     def start(self) -> None:
         self._thread.start()
@@ -83,8 +85,10 @@ class ImportRunner:
         while not self._stop.is_set():
             try:
                 worked = self.run_once()
-            except Exception:
-                log.exception("import queue poll failed")
+                self._outage.answered()
+            except Exception as error:
+                if not self._outage.failed(error):
+                    log.exception("import queue poll failed")
                 worked = False
             if not worked:
                 self._wake.wait(self._poll)

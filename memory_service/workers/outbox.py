@@ -33,6 +33,7 @@ from memory_service.domain.ports import (
     OutboxStore,
     UnitOfWorkFactory,
 )
+from memory_service.workers.outage import DatabaseOutage
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("memory_service.outbox")
@@ -88,6 +89,7 @@ class OutboxWorker:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="outbox-worker", daemon=True)
+        self._outage = DatabaseOutage("outbox drain", log)
 
     def start(self) -> None:
         meter.create_observable_gauge(
@@ -128,8 +130,10 @@ class OutboxWorker:
         while not self._stop.is_set():
             try:
                 drained = self.drain_once()
-            except Exception:
-                log.exception("outbox drain failed")
+                self._outage.answered()
+            except Exception as error:
+                if not self._outage.failed(error):
+                    log.exception("outbox drain failed")
                 drained = 0
             if self._backoff:
                 self._wake.wait(self._backoff)

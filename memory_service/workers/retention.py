@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 from crmmem_runtime.telemetry import failure_summary
 from memory_service.domain.model import utcnow
+from memory_service.workers.outage import DatabaseOutage
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ class TaskHistoryPurge:
         self._every = every_seconds
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="task-purge", daemon=True)
+        self._outage = DatabaseOutage("task purge", log)
 
     def run_once(self) -> int:
         purged = self._purge(utcnow() - self._retention)
@@ -50,7 +52,9 @@ class TaskHistoryPurge:
         while True:
             try:
                 self.run_once()
+                self._outage.answered()
             except Exception as error:
-                log.warning("task history purge failed: %s", failure_summary(error))
+                if not self._outage.failed(error):
+                    log.warning("task history purge failed: %s", failure_summary(error))
             if self._stop.wait(self._every):
                 return

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from crmmem_runtime.telemetry import failure_summary
 from memory_service.domain.ports import UsageStore
+from memory_service.workers.outage import DatabaseOutage
 
 log = logging.getLogger(__name__)
 # Notes waiting while the database is away are bounded: past this, new ones are dropped (and
@@ -33,6 +34,7 @@ class UsageRecorder:
         self.dropped = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="usage-flush", daemon=True)
+        self._outage = DatabaseOutage("usage flush", log)
 
     def note(self, tenant_id: str, memory_ids: Iterable[str], when: datetime) -> None:
         """Remembers that these memories were used at `when`; never touches the database."""
@@ -83,6 +85,8 @@ class UsageRecorder:
     def _run(self) -> None:
         while not self._stop.wait(self._flush_seconds):
             try:
-                self.flush()
+                if self.flush():
+                    self._outage.answered()
             except Exception as error:
-                log.warning("usage flush failed, retrying: %s", failure_summary(error))
+                if not self._outage.failed(error):
+                    log.warning("usage flush failed, retrying: %s", failure_summary(error))
