@@ -8,22 +8,29 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from crmmem.memory.v1 import transcript_service_pb2
 from google.protobuf import wrappers_pb2
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.pool import NullPool
 
+from memory_service.app.access import TranscriptCommands
 from memory_service.app.transactions import Answer, Transactions
 from memory_service.domain.errors import DatabaseUnavailable, OutcomeUnknown
-from memory_service.domain.model import Identity
+from memory_service.domain.model import Identity, Speaker, TurnStatus
 from memory_service.domain.ports import MemoryQuery, UnitOfWork
+from memory_service.domain.services import TranscriptUseCases
+from memory_service.storage.migrate import upgrade
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
+from memory_service.transport.convert import message_proto
 from memory_service.transport.errors import to_status
 from memory_service.transport.idempotency import request_key
 from tests.integration.test_storage import EVERYTHING, make_memory
+from tests.support.servers import database_url
 
 
 def connection_lost() -> OperationalError:
@@ -136,3 +143,137 @@ def test_a_database_that_does_not_answer_is_unavailable_and_unreachable() -> Non
         uow.memories.get("m1")
     with pytest.raises(DatabaseUnavailable):
         Writer(units).write()
+
+
+# ----------------------------------------------------------------- real connection losses
+# The tests above raise a driver error in place of the failure. These kill the write's own
+# PostgreSQL backend (pg_terminate_backend) at every statement of a real AppendMessage, and
+# right after its COMMIT applied, so the pool, the session and the request-id claim all meet a
+# connection that is really gone: whatever the point, the next retry with the same request id
+# answers at once, the message lands once, and no connection is left checked out.
+
+
+@pytest.fixture
+def postgres(tmp_path: Path) -> Iterator[Engine]:
+    with database_url("postgres", tmp_path)() as url:
+        engine = create_database_engine(url)
+        upgrade(engine)
+        yield engine
+        engine.dispose()
+
+
+class Appender:
+    """AppendMessage through the application layer, one request id per instance."""
+
+    def __init__(self, units: SqlUnitOfWorkFactory, text: str) -> None:
+        self.commands = TranscriptCommands(
+            Transactions(units, timedelta(hours=48)), TranscriptUseCases()
+        )
+        self.units = units
+        self.identity = Identity(f"t-{uuid.uuid4().hex[:8]}", "alice")
+        self.conversation = "c1"
+        self.text = text
+        self.request = transcript_service_pb2.AppendMessageRequest(
+            parent=f"conversations/{self.conversation}",
+            message=transcript_service_pb2.Message(text=text),
+            request_id=str(uuid.uuid4()),
+        )
+
+    def append(self) -> transcript_service_pb2.AppendMessageResponse:
+        key = request_key(
+            "AppendMessage", self.request, transcript_service_pb2.AppendMessageResponse
+        )
+        return self.commands.append(
+            self.identity,
+            key,
+            self.conversation,
+            (Speaker.USER, self.text, TurnStatus.COMPLETED),
+            lambda m: transcript_service_pb2.AppendMessageResponse(message=message_proto(m)),
+        )
+
+    def stored(self) -> list[str]:
+        with self.units(self.identity.tenant_id, write=False) as uow:
+            messages = uow.transcript.list_messages("alice", self.conversation, 0, 100)
+        return [m.text for m in messages]
+
+
+class Killer:
+    """Terminates one backend from a connection of its own, and waits until it is gone."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._admin = create_engine(engine.url, poolclass=NullPool)
+
+    def kill(self, dbapi_connection: Any) -> None:
+        pid = dbapi_connection.info.backend_pid
+        with self._admin.connect() as admin:
+            gone = admin.execute(text("SELECT pg_terminate_backend(:pid, 5000)"), {"pid": pid})
+            assert gone.scalar_one()
+
+
+def statements_of_one_append(engine: Engine, units: SqlUnitOfWorkFactory) -> int:
+    seen: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        seen.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        Appender(units, "counting").append()
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert len(seen) >= 4, seen  # the claim, the conversation, the message, the answer
+    return len(seen)
+
+
+def retried_once_lands_once(
+    appender: Appender, engine: Engine, failed: type[Exception], fault: Callable[[], Any]
+) -> None:
+    with fault(), pytest.raises(failed):
+        appender.append()
+    assert engine.pool.checkedout() == 0, "the failed attempt kept its connection"  # type: ignore[attr-defined]
+    retried = appender.append()  # the database never went away: the first retry answers
+    assert appender.stored() == [appender.text]
+    assert appender.append().SerializeToString() == retried.SerializeToString()
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+def test_a_backend_killed_at_any_statement_of_a_write_leaves_its_request_id_retryable(
+    postgres: Engine,
+) -> None:
+    units = SqlUnitOfWorkFactory(postgres)
+    killer = Killer(postgres)
+    statements = statements_of_one_append(postgres, units)
+    for at in range(1, statements + 1):
+        appender = Appender(units, f"killed before statement {at}")
+        seen: list[int] = []
+
+        def kill_at(conn: Any, *_args: Any, at: int = at, seen: list[int] = seen) -> None:
+            seen.append(1)
+            if len(seen) == at:
+                killer.kill(conn.connection.driver_connection)
+
+        @contextmanager
+        def fault(kill_at: Callable[..., None] = kill_at) -> Iterator[None]:
+            event.listen(postgres, "before_cursor_execute", kill_at)
+            try:
+                yield
+            finally:
+                event.remove(postgres, "before_cursor_execute", kill_at)
+
+        retried_once_lands_once(appender, postgres, DatabaseUnavailable, fault)
+
+
+def test_a_backend_killed_after_its_commit_applied_replays_on_retry(postgres: Engine) -> None:
+    units = SqlUnitOfWorkFactory(postgres)
+    killer = Killer(postgres)
+    appender = Appender(units, "committed, then the connection died")
+
+    def commit_then_die(connection: Any) -> None:
+        driver = connection.connection.driver_connection
+        driver.commit()
+        killer.kill(driver)
+        raise connection_lost()
+
+    retried_once_lands_once(
+        appender, postgres, OutcomeUnknown, lambda: once(postgres, "commit", commit_then_die)
+    )
