@@ -76,6 +76,19 @@ class RetrievalSettings(ProcessSettings):
     )
     """Copies of each shard on a Qdrant cluster."""
 
+    search_mode: Literal["hybrid", "dense", "sparse"] = Field(
+        "hybrid", validation_alias="RETRIEVAL_SEARCH_MODE"
+    )
+    """`hybrid`: the sentence embedding and BM25 fused; `dense` or `sparse` (BM25) alone. Every
+    point holds both vectors, so switching needs no re-index (measured under Benchmarks)."""
+
+    fusion: Literal["weighted", "rrf"] = Field("weighted", validation_alias="RETRIEVAL_FUSION")
+    """How `hybrid` merges the two rankings: a weighted sum of the cosine and the normalised
+    BM25 score (`RETRIEVAL_SPARSE_WEIGHT`), or reciprocal rank fusion."""
+
+    sparse_weight: float = Field(0.3, ge=0, le=1, validation_alias="RETRIEVAL_SPARSE_WEIGHT")
+    """BM25's share of the score under `RETRIEVAL_FUSION=weighted`."""
+
     model_threads: int = Field(
         1,
         ge=0,
@@ -126,6 +139,11 @@ class RetrievalSettings(ProcessSettings):
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("search_mode", "fusion", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @property
     def shared_secret(self) -> str:

@@ -24,17 +24,20 @@ from retrieval_service.batching import EmbeddingLane
 from retrieval_service.config import RetrievalSettings
 from retrieval_service.embedding import Embedder, open_embedder
 from retrieval_service.index import VectorIndex
-from retrieval_service.service import DecodeInterceptor, RetrievalServicer
+from retrieval_service.lexical import Bm25Encoder
+from retrieval_service.service import DecodeInterceptor, RetrievalServicer, SearchMode
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RetrievalService"].full_name
 
 
 def collection_name(embedder: Embedder) -> str:
     """One collection per embedding model: vectors of two models never share a space. The
-    `-t` suffix marks tenant-scoped point ids; an index of the older scheme is left alone and
-    the memory service, finding the new one incomplete, queues its rebuild from the records."""
+    suffix names the layout: `t` tenant-scoped point ids, `h` a named dense vector plus BM25
+    sparse vectors (hybrid search). An index of an older layout is left alone (delete it once
+    the new one is complete) and the memory service, finding the new one incomplete, queues
+    its rebuild from the records."""
     slug = re.sub(r"[^a-z0-9]+", "-", embedder.model_name.lower()).strip("-")
-    return f"memories-{slug}-{embedder.dimensions}-t"
+    return f"memories-{slug}-{embedder.dimensions}-th"
 
 
 def open_index(settings: RetrievalSettings, embedder: Embedder) -> VectorIndex:
@@ -98,7 +101,15 @@ async def start_sidecar(
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="index")
 
     pb_grpc.add_RetrievalServiceServicer_to_server(
-        RetrievalServicer(embedder, index, executor, lane, collection_name(embedder)),
+        RetrievalServicer(
+            embedder,
+            index,
+            executor,
+            lane,
+            collection_name(embedder),
+            Bm25Encoder(),
+            SearchMode(settings.search_mode, settings.fusion, settings.sparse_weight),
+        ),
         server,
     )
     health = health_aio.HealthServicer()
@@ -127,4 +138,4 @@ def warm_up(lane: EmbeddingLane, embedder: Embedder, index: VectorIndex) -> None
     (thread pool, lazy kernels) and the index's first read cost seconds, and the memory
     service takes SERVING as "recall works now"."""
     vector = lane.call(lambda: embedder.embed(["warm up"])[0])
-    index.search("warm-up", vector, 1, [])
+    index.search_both("warm-up", vector, Bm25Encoder().query("warm up"), 1, [])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -16,9 +17,11 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from opentelemetry import trace
 
+from retrieval_service import fusion
 from retrieval_service.batching import EmbeddingLane
 from retrieval_service.embedding import Embedder
-from retrieval_service.index import IndexPoint, ScopeSelector, VectorIndex
+from retrieval_service.index import Hit, IndexPoint, ScopeSelector, VectorIndex
+from retrieval_service.lexical import SparseEncoder
 
 MEMORY_ID = re.compile(r"[0-9a-f]{32}")  # fullmatch only: `$` also matches before a newline
 MAX_DOCUMENTS = 256
@@ -69,6 +72,15 @@ def _tenant(value: str, field: str = "tenant_id") -> str:
     return value
 
 
+@dataclass(frozen=True)
+class SearchMode:
+    """Which signals a search uses and how `hybrid` fuses them (RetrievalSettings)."""
+
+    mode: str = "hybrid"  # hybrid, dense or sparse
+    fusion: str = "weighted"  # weighted or rrf
+    sparse_weight: float = 0.3
+
+
 class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
     def __init__(
         self,
@@ -77,8 +89,12 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         executor: ThreadPoolExecutor,
         lane: EmbeddingLane,
         collection: str,
+        sparse: SparseEncoder,
+        search_mode: SearchMode,
     ) -> None:
         self._embedder = embedder
+        self._sparse = sparse
+        self._mode = search_mode
         self._index = index
         self._executor = executor
         self._lane = lane
@@ -112,14 +128,27 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         with tracer.start_as_current_span("embed.documents") as span:
             span.set_attribute("crmmem.documents", len(documents))
             vectors = await self._lane.embed_documents([d.text for d in documents])
-        points = [
-            IndexPoint(
-                d.id, d.tenant_id, d.version, d.revision_number, d.scope_type, d.scope_id, vector
-            )
-            for d, vector in zip(documents, vectors, strict=True)
-        ]
+
+        def upsert() -> tuple[int, int]:
+            """BM25 weights on the worker thread too: 256 texts of 8,000 characters take
+            tens of milliseconds, too long for the event loop."""
+            points = [
+                IndexPoint(
+                    d.id,
+                    d.tenant_id,
+                    d.version,
+                    d.revision_number,
+                    d.scope_type,
+                    d.scope_id,
+                    vector,
+                    self._sparse.document(d.text),
+                )
+                for d, vector in zip(documents, vectors, strict=True)
+            ]
+            return self._index.upsert(points)
+
         with tracer.start_as_current_span("vector.upsert"):
-            written, stale = await self._run(self._index.upsert, points)
+            written, stale = await self._run(upsert)
         self._upserted_total += written
         self._stale_total += stale
         return pb.UpsertDocumentsResponse(upserted_count=written, stale_count=stale)
@@ -159,11 +188,7 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         except BadField as error:
             await _abort(context, error)
         scopes = [ScopeSelector(s.scope_type, s.scope_id) for s in request.scopes]
-        with tracer.start_as_current_span("embed.query"):
-            vector = await self._lane.embed_query(request.query)
-        with tracer.start_as_current_span("vector.search") as span:
-            hits = await self._run(self._index.search, tenant, vector, request.limit or 10, scopes)
-            span.set_attribute("crmmem.candidates", len(hits))
+        hits = await self._search(tenant, request.query, request.limit or 10, scopes)
         return pb.SearchResponse(
             candidates=[
                 pb.Candidate(
@@ -172,6 +197,32 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
                 for h in hits
             ]
         )
+
+    async def _search(
+        self, tenant: str, query: str, limit: int, scopes: list[ScopeSelector]
+    ) -> list[Hit]:
+        mode = self._mode
+        terms = self._sparse.query(query) if mode.mode != "dense" else None
+        vector: list[float] = []
+        if mode.mode != "sparse":
+            with tracer.start_as_current_span("embed.query"):
+                vector = await self._lane.embed_query(query)
+        with tracer.start_as_current_span("vector.search") as span:
+            span.set_attribute("crmmem.search_mode", mode.mode)
+            if terms is None:
+                hits: list[Hit] = await self._run(self._index.search, tenant, vector, limit, scopes)
+            elif mode.mode == "sparse":
+                hits = await self._run(self._index.search_sparse, tenant, terms, limit, scopes)
+            else:
+                dense, sparse = await self._run(
+                    self._index.search_both, tenant, vector, terms, limit, scopes
+                )
+                if mode.fusion == "weighted":
+                    hits = fusion.weighted(dense, sparse, limit, mode.sparse_weight)
+                else:
+                    hits = fusion.rrf([dense, sparse], limit)
+            span.set_attribute("crmmem.candidates", len(hits))
+        return hits
 
     async def GetStats(
         self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext[Any, Any]

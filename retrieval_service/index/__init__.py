@@ -1,4 +1,9 @@
-"""Vector indexes behind one small protocol: Qdrant's engine embedded, or a Qdrant server."""
+"""Vector indexes behind one small protocol: Qdrant's engine embedded, or a Qdrant server.
+
+Each point carries two vectors: the sentence embedding (`DENSE`) and the BM25 term weights
+(`SPARSE`, whose index applies the IDF modifier). Either can be searched alone; `search_both`
+asks for both lists in one round trip and the sidecar fuses them (`retrieval_service.fusion`).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from retrieval_service.lexical import NO_TERMS, SparseTerms
+
 PAYLOAD_FIELDS = ("tenant_id", "version", "revision_number", "scope_type", "scope_id")
 HIT_FIELDS = ["memory_id", "version", "revision_number"]
 # Point ids are UUIDv5 names in this namespace over the tenant and the memory id.
 POINT_NAMESPACE = uuid.UUID("6f1c2a4e-3b7d-5e8f-9a0b-1c2d3e4f5a6b")
+DENSE = "dense"
+SPARSE = "bm25"
 
 
 @dataclass(frozen=True)
@@ -22,6 +31,7 @@ class IndexPoint:
     scope_type: str
     scope_id: str
     vector: list[float]
+    sparse: SparseTerms = NO_TERMS
 
     def payload(self) -> dict[str, str | int]:
         return {
@@ -58,7 +68,24 @@ class VectorIndex(Protocol):
     def delete_tenant(self, tenant_id: str) -> None: ...
     def search(
         self, tenant_id: str, vector: list[float], limit: int, scopes: Sequence[ScopeSelector]
-    ) -> list[Hit]: ...
+    ) -> list[Hit]:
+        """Nearest by the dense vector (cosine)."""
+
+    def search_sparse(
+        self, tenant_id: str, terms: SparseTerms, limit: int, scopes: Sequence[ScopeSelector]
+    ) -> list[Hit]:
+        """Best BM25 matches; none for a query without terms."""
+
+    def search_both(
+        self,
+        tenant_id: str,
+        vector: list[float],
+        terms: SparseTerms,
+        limit: int,
+        scopes: Sequence[ScopeSelector],
+    ) -> tuple[list[Hit], list[Hit]]:
+        """The dense and the sparse list in one call to the engine."""
+
     def count(self, tenant_id: str = "") -> int:
         """Points in the index, or of one tenant."""
 

@@ -10,7 +10,17 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from retrieval_service.index import HIT_FIELDS, Hit, IndexPoint, ScopeSelector, hit, point_id
+from retrieval_service.index import (
+    DENSE,
+    HIT_FIELDS,
+    SPARSE,
+    Hit,
+    IndexPoint,
+    ScopeSelector,
+    hit,
+    point_id,
+)
+from retrieval_service.lexical import SparseTerms
 
 FLUSH_SECONDS = 5.0
 
@@ -27,7 +37,8 @@ class EdgeIndex:
         self._lock = threading.Lock()  # the shard is shared by the gRPC worker threads
         self._flushed = time.monotonic()
         config = qe.EdgeConfig(
-            vectors=qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine),
+            vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine)},
+            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         )
         if (path / "edge_config.json").exists() or any(path.glob("segments*")):
             self._shard = qe.EdgeShard.load(str(path), config)
@@ -73,7 +84,14 @@ class EdgeIndex:
                     qe.UpdateOperation.upsert_points(
                         [
                             qe.Point(
-                                point_id(point.tenant_id, point.id), point.vector, point.payload()
+                                point_id(point.tenant_id, point.id),
+                                {
+                                    DENSE: point.vector,
+                                    SPARSE: qe.SparseVector(
+                                        list(point.sparse.indices), list(point.sparse.values)
+                                    ),
+                                },
+                                point.payload(),
                             )
                         ],
                         condition=guard,
@@ -116,19 +134,42 @@ class EdgeIndex:
     def search(
         self, tenant_id: str, vector: list[float], limit: int, scopes: Sequence[ScopeSelector]
     ) -> list[Hit]:
-        must: list[Any] = [_match("tenant_id", tenant_id)]
-        if scopes:
-            must.append(qe.Filter(should=[_scope_filter(scope) for scope in scopes]))
-        hits = self._shard.search(
-            qe.SearchRequest(
-                query=qe.Query.Nearest(vector),
-                limit=limit,
-                filter=qe.Filter(must=must),
-                with_payload=HIT_FIELDS,
-                with_vector=False,
+        return self._hits(
+            self._shard.query(
+                _request(qe.Query.Nearest(vector, using=DENSE), tenant_id, limit, scopes)
             )
         )
-        return [hit(float(found.score), found.payload) for found in hits]
+
+    def search_sparse(
+        self, tenant_id: str, terms: SparseTerms, limit: int, scopes: Sequence[ScopeSelector]
+    ) -> list[Hit]:
+        if not terms:
+            return []
+        return self._hits(self._shard.query(_request(_sparse(terms), tenant_id, limit, scopes)))
+
+    def search_both(
+        self,
+        tenant_id: str,
+        vector: list[float],
+        terms: SparseTerms,
+        limit: int,
+        scopes: Sequence[ScopeSelector],
+    ) -> tuple[list[Hit], list[Hit]]:
+        if not terms:
+            return self.search(tenant_id, vector, limit, scopes), []
+        dense, sparse = self._shard.query_batch(
+            qe.QueryBatchRequest(
+                [
+                    _request(qe.Query.Nearest(vector, using=DENSE), tenant_id, limit, scopes),
+                    _request(_sparse(terms), tenant_id, limit, scopes),
+                ]
+            )
+        )
+        return self._hits(dense), self._hits(sparse)
+
+    @staticmethod
+    def _hits(found: Sequence[Any]) -> list[Hit]:
+        return [hit(float(point.score), point.payload) for point in found]
 
     def count(self, tenant_id: str = "") -> int:
         if not tenant_id:
@@ -147,6 +188,25 @@ class EdgeIndex:
 
 def _match(key: str, value: str) -> qe.FieldCondition:
     return qe.FieldCondition(key=key, match=qe.MatchValue(value))
+
+
+def _sparse(terms: SparseTerms) -> qe.Query:
+    return qe.Query.Nearest(qe.SparseVector(list(terms.indices), list(terms.values)), using=SPARSE)
+
+
+def _request(
+    query: qe.Query, tenant_id: str, limit: int, scopes: Sequence[ScopeSelector]
+) -> qe.QueryRequest:
+    must: list[Any] = [_match("tenant_id", tenant_id)]
+    if scopes:
+        must.append(qe.Filter(should=[_scope_filter(scope) for scope in scopes]))
+    return qe.QueryRequest(
+        limit=limit,
+        query=query,
+        filter=qe.Filter(must=must),
+        with_payload=HIT_FIELDS,
+        with_vector=False,
+    )
 
 
 def _scope_filter(scope: ScopeSelector) -> qe.Filter:

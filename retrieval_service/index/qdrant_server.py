@@ -8,7 +8,17 @@ from typing import Any
 
 from qdrant_client import QdrantClient, models
 
-from retrieval_service.index import HIT_FIELDS, Hit, IndexPoint, ScopeSelector, hit, point_id
+from retrieval_service.index import (
+    DENSE,
+    HIT_FIELDS,
+    SPARSE,
+    Hit,
+    IndexPoint,
+    ScopeSelector,
+    hit,
+    point_id,
+)
+from retrieval_service.lexical import SparseTerms
 
 
 class QdrantClientIndex:
@@ -27,9 +37,12 @@ class QdrantClientIndex:
         if not client.collection_exists(collection):
             client.create_collection(
                 collection,
-                vectors_config=models.VectorParams(
-                    size=dimensions, distance=models.Distance.COSINE
-                ),
+                vectors_config={
+                    DENSE: models.VectorParams(size=dimensions, distance=models.Distance.COSINE)
+                },
+                sparse_vectors_config={
+                    SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                },
                 shard_number=shards,
                 replication_factor=replication_factor,
             )
@@ -86,7 +99,13 @@ class QdrantClientIndex:
                             points=[
                                 models.PointStruct(
                                     id=point_id(p.tenant_id, p.id),
-                                    vector=p.vector,
+                                    vector={
+                                        DENSE: p.vector,
+                                        SPARSE: models.SparseVector(
+                                            indices=list(p.sparse.indices),
+                                            values=list(p.sparse.values),
+                                        ),
+                                    },
                                     payload=p.payload(),
                                 )
                             ],
@@ -123,17 +142,39 @@ class QdrantClientIndex:
     def search(
         self, tenant_id: str, vector: list[float], limit: int, scopes: Sequence[ScopeSelector]
     ) -> list[Hit]:
-        must: list[Any] = [_match("tenant_id", tenant_id)]
-        if scopes:
-            must.append(models.Filter(should=[_scope_filter(s) for s in scopes]))
-        response = self._client.query_points(
-            self._collection,
-            query=vector,
-            query_filter=models.Filter(must=must),
-            limit=limit,
-            with_payload=HIT_FIELDS,
+        return self._query([_request(vector, DENSE, tenant_id, limit, scopes)])[0]
+
+    def search_sparse(
+        self, tenant_id: str, terms: SparseTerms, limit: int, scopes: Sequence[ScopeSelector]
+    ) -> list[Hit]:
+        if not terms:
+            return []
+        return self._query([_request(_sparse(terms), SPARSE, tenant_id, limit, scopes)])[0]
+
+    def search_both(
+        self,
+        tenant_id: str,
+        vector: list[float],
+        terms: SparseTerms,
+        limit: int,
+        scopes: Sequence[ScopeSelector],
+    ) -> tuple[list[Hit], list[Hit]]:
+        if not terms:
+            return self.search(tenant_id, vector, limit, scopes), []
+        dense, sparse = self._query(
+            [
+                _request(vector, DENSE, tenant_id, limit, scopes),
+                _request(_sparse(terms), SPARSE, tenant_id, limit, scopes),
+            ]
         )
-        return [hit(float(point.score), point.payload) for point in response.points]
+        return dense, sparse
+
+    def _query(self, requests: list[models.QueryRequest]) -> list[list[Hit]]:
+        """One round trip for one or both lists."""
+        return [
+            [hit(float(point.score), point.payload) for point in response.points]
+            for response in self._client.query_batch_points(self._collection, requests)
+        ]
 
     def count(self, tenant_id: str = "") -> int:
         only = models.Filter(must=[_match("tenant_id", tenant_id)]) if tenant_id else None
@@ -145,6 +186,29 @@ class QdrantClientIndex:
 
 def _match(key: str, value: str) -> models.FieldCondition:
     return models.FieldCondition(key=key, match=models.MatchValue(value=value))
+
+
+def _sparse(terms: SparseTerms) -> models.SparseVector:
+    return models.SparseVector(indices=list(terms.indices), values=list(terms.values))
+
+
+def _request(
+    query: list[float] | models.SparseVector,
+    using: str,
+    tenant_id: str,
+    limit: int,
+    scopes: Sequence[ScopeSelector],
+) -> models.QueryRequest:
+    must: list[Any] = [_match("tenant_id", tenant_id)]
+    if scopes:
+        must.append(models.Filter(should=[_scope_filter(s) for s in scopes]))
+    return models.QueryRequest(
+        query=query,
+        using=using,
+        filter=models.Filter(must=must),
+        limit=limit,
+        with_payload=HIT_FIELDS,
+    )
 
 
 def _scope_filter(scope: ScopeSelector) -> models.Filter:
