@@ -5,9 +5,10 @@ The memories are written once (CreateMemory, then CorrectMemory for the supersed
 sidecar is then restarted on the same index with each `RETRIEVAL_SEARCH_MODE` (the index always
 holds both vectors) and every question is asked with RecallMemories (limit 10). Reported per
 mode, overall and per question type: recall@1/@5/@10 (the expected memory among the first k)
-and MRR (mean reciprocal rank, 0 past rank 10).
+and MRR (mean reciprocal rank, 0 past rank 10); and each mode's RecallMemories latency
+(p50/p95/p99 over the same calls, one at a time), so the modes compare on one index.
 
-    .venv/bin/python -m bench.quality.run
+    .venv/bin/python -m bench.quality.run --table
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from crmmem.memory.v1 import memory_service_pb2 as svc
 from crmmem.memory.v1 import transcript_service_pb2 as tr
 from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 
-from bench.common import emit, start_memory_service
+from bench.common import emit, start_memory_service, summary_ms
 from bench.quality.corpus import SEED, TENANTS, Memory, Question, build
 from tests.support.servers import (
     TEST_JWT_SECRET,
@@ -140,20 +141,23 @@ def wait_full(client: Client, timeout: float = 120) -> None:
     raise RuntimeError("recall stayed degraded after the sidecar restarted")
 
 
-def ranks(server: ServerProcess, questions: list[Question]) -> list[int]:
-    """Rank (1-based) of each question's expected memory in its recall; 0 when absent."""
+def ranks(server: ServerProcess, questions: list[Question]) -> tuple[list[int], list[float]]:
+    """Rank (1-based) of each question's expected memory in its recall, 0 when absent; and
+    each call's latency in seconds."""
     clients = {t: server.client(t, USER) for t in {q.tenant for q in questions}}
-    found = []
+    found, latencies = [], []
     for question in questions:
+        started = time.perf_counter()
         reply = clients[question.tenant].memories.RecallMemories(
             svc.RecallMemoriesRequest(query=question.text, limit=LIMIT), timeout=10
         )
+        latencies.append(time.perf_counter() - started)
         if reply.degraded:
             raise RuntimeError(f"recall degraded during the benchmark: {reply.degraded_reason}")
         recalled = [(r.memory.key, r.memory.key_context) for r in reply.memories]
         wanted = (question.key, question.context)
         found.append(recalled.index(wanted) + 1 if wanted in recalled else 0)
-    return found
+    return found, latencies
 
 
 def scores(found: list[int]) -> dict[str, float | int]:
@@ -175,7 +179,8 @@ def report(questions: list[Question], found: list[int]) -> dict[str, Any]:
 def quality_figures(
     modes: tuple[str, ...] = MODES, seed: int = SEED, tenants: int = TENANTS, threads: int = 4
 ) -> dict[str, Any]:
-    """Recall@k and MRR per search mode (and per question type); `make bench` can call this."""
+    """Recall@k and MRR per search mode (and per question type), and RecallMemories latency
+    per mode on the same index; `make bench` can call this."""
     memories, questions = build(seed, tenants)
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -198,9 +203,11 @@ def quality_figures(
                     sidecar.stop()
                     sidecar = start_sidecar(workdir, mode, listen=address)
                 wait_full(memory.client(questions[0].tenant, USER))
-                asked = time.monotonic()
-                results[mode] = report(questions, ranks(memory, questions))
-                results[mode]["seconds"] = round(time.monotonic() - asked, 1)
+                found, latencies = ranks(memory, questions)
+                results[mode] = {
+                    **report(questions, found),
+                    "recall_latency": summary_ms(latencies),
+                }
         finally:
             memory.stop()
             sidecar.stop()
@@ -225,7 +232,7 @@ def table(figures: dict[str, Any]) -> str:
     ]
     for mode, by_kind in figures["modes"].items():
         for kind, s in by_kind.items():
-            if isinstance(s, dict):
+            if isinstance(s, dict) and "mrr" in s:
                 rows.append(
                     f"| {mode} ({kind}) | {s['questions']} | {s['recall@1']:.3f} | "
                     f"{s['recall@5']:.3f} | {s['recall@10']:.3f} | {s['mrr']:.3f} |"
