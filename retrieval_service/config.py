@@ -89,6 +89,11 @@ class RetrievalSettings(ProcessSettings):
     sparse_weight: float = Field(0.3, ge=0, le=1, validation_alias="RETRIEVAL_SPARSE_WEIGHT")
     """BM25's share of the score under `RETRIEVAL_FUSION=weighted`."""
 
+    sparse_idf: bool = Field(False, validation_alias="RETRIEVAL_SPARSE_IDF")
+    """Weight BM25 terms by the engine's inverse document frequency, counted over the whole
+    collection: then a tenant's scores and order depend on other tenants' texts, so only for
+    one-tenant deployments. A separate collection (suffix `-thi`), rebuilt from the records."""
+
     model_threads: int = Field(
         1,
         ge=0,

@@ -8,8 +8,9 @@ without spaces (Chinese, Japanese) is not segmented, so BM25 adds little there. 
 hashed to a fixed sparse index (CRC-32, the same in every process and release) and weighted
 by BM25's term-frequency saturation and length normalisation; the engine multiplies in the
 inverse document frequency itself (Qdrant's IDF modifier on the sparse vector), so no corpus
-statistics live here. The IDF is the collection's, over all tenants: it shapes the order of a
-tenant's own results, never which documents a search may return.
+statistics live here. The IDF is the collection's, over all tenants: it never decides which
+documents a search may return, but the scores and order of a tenant's own results depend on how
+often a term occurs in other tenants' memories (README: Benchmarks, hybrid search).
 """
 
 from __future__ import annotations

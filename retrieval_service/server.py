@@ -30,18 +30,18 @@ from retrieval_service.service import DecodeInterceptor, RetrievalServicer, Sear
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RetrievalService"].full_name
 
 
-def collection_name(embedder: Embedder) -> str:
+def collection_name(embedder: Embedder, sparse_idf: bool = False) -> str:
     """One collection per embedding model: vectors of two models never share a space. The
     suffix names the layout: `t` tenant-scoped point ids, `h` a named dense vector plus BM25
-    sparse vectors (hybrid search). An index of an older layout is left alone (delete it once
-    the new one is complete) and the memory service, finding the new one incomplete, queues
-    its rebuild from the records."""
+    sparse vectors (hybrid search), `i` the engine's IDF on those. An index of an older layout
+    is left alone (delete it once the new one is complete) and the memory service, finding the
+    new one incomplete, queues its rebuild from the records."""
     slug = re.sub(r"[^a-z0-9]+", "-", embedder.model_name.lower()).strip("-")
-    return f"memories-{slug}-{embedder.dimensions}-th"
+    return f"memories-{slug}-{embedder.dimensions}-th{'i' if sparse_idf else ''}"
 
 
 def open_index(settings: RetrievalSettings, embedder: Embedder) -> VectorIndex:
-    collection = collection_name(embedder)
+    collection = collection_name(embedder, settings.sparse_idf)
     if settings.qdrant_url:
         from retrieval_service.index.qdrant_server import QdrantClientIndex
 
@@ -53,10 +53,13 @@ def open_index(settings: RetrievalSettings, embedder: Embedder) -> VectorIndex:
             settings.qdrant_shards,
             settings.qdrant_replication_factor,
             settings.qdrant_https,
+            settings.sparse_idf,
         )
     from retrieval_service.index.edge import EdgeIndex
 
-    return EdgeIndex(settings.data_dir / "edge" / collection, embedder.dimensions)
+    return EdgeIndex(
+        settings.data_dir / "edge" / collection, embedder.dimensions, settings.sparse_idf
+    )
 
 
 @dataclass
@@ -106,7 +109,7 @@ async def start_sidecar(
             index,
             executor,
             lane,
-            collection_name(embedder),
+            collection_name(embedder, settings.sparse_idf),
             Bm25Encoder(),
             SearchMode(settings.search_mode, settings.fusion, settings.sparse_weight),
         ),

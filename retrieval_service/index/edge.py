@@ -33,12 +33,14 @@ class EdgeIndex:
 
     backend = "qdrant-edge"
 
-    def __init__(self, path: Path, dimensions: int) -> None:
+    def __init__(self, path: Path, dimensions: int, sparse_idf: bool = False) -> None:
         self._lock = threading.Lock()  # the shard is shared by the gRPC worker threads
         self._flushed = time.monotonic()
         config = qe.EdgeConfig(
             vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine)},
-            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            sparse_vectors={
+                SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf if sparse_idf else None)
+            },
         )
         if (path / "edge_config.json").exists() or any(path.glob("segments*")):
             self._shard = qe.EdgeShard.load(str(path), config)

@@ -30,6 +30,7 @@ class QdrantClientIndex:
         backend: str,
         shards: int = 1,
         replication_factor: int = 1,
+        sparse_idf: bool = False,
     ) -> None:
         self.backend = backend
         self._client = client
@@ -41,7 +42,9 @@ class QdrantClientIndex:
                     DENSE: models.VectorParams(size=dimensions, distance=models.Distance.COSINE)
                 },
                 sparse_vectors_config={
-                    SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                    SPARSE: models.SparseVectorParams(
+                        modifier=models.Modifier.IDF if sparse_idf else None
+                    )
                 },
                 shard_number=shards,
                 replication_factor=replication_factor,
@@ -65,6 +68,7 @@ class QdrantClientIndex:
         shards: int = 1,
         replication_factor: int = 1,
         https: bool = False,
+        sparse_idf: bool = False,
     ) -> QdrantClientIndex:
         """Shards and replication apply when the collection is created (cluster mode). The API
         key authenticates every call; `https` (or an https URL) encrypts them."""
@@ -75,7 +79,15 @@ class QdrantClientIndex:
             prefer_grpc=True,
             timeout=10,
         )
-        return cls(client, collection, dimensions, "qdrant-server", shards, replication_factor)
+        return cls(
+            client,
+            collection,
+            dimensions,
+            "qdrant-server",
+            shards,
+            replication_factor,
+            sparse_idf,
+        )
 
     def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
         stored = {
