@@ -9,12 +9,10 @@ from pathlib import Path
 import pytest
 from qdrant_client import QdrantClient
 
+from crmmem_runtime.settings import load
 from retrieval_service import fusion
-from retrieval_service.embedding import Embedder
-from retrieval_service.embedding.sentence_transformer import (
-    SentenceTransformerEmbedder,
-    packaged_model_path,
-)
+from retrieval_service.config import RetrievalSettings
+from retrieval_service.embedding import Embedder, open_embedder
 from retrieval_service.index import IndexPoint, ScopeSelector, VectorIndex
 from retrieval_service.index.edge import EdgeIndex
 from retrieval_service.index.qdrant_server import QdrantClientIndex
@@ -32,7 +30,8 @@ QUESTION = f"who placed {ORDERS[WANTED][0]}?"
 
 @pytest.fixture(scope="module")
 def embedder() -> Embedder:
-    return SentenceTransformerEmbedder(packaged_model_path())
+    """The sidecar's default embedder."""
+    return open_embedder(load(RetrievalSettings))
 
 
 @pytest.fixture(params=["edge", "qdrant-client"])
