@@ -97,6 +97,7 @@ bench: gen
 	$(BIN)/python -m bench.import_bench
 	$(BIN)/python -m bench.secrets_bench
 	$(BIN)/python -m bench.ingest_bench
+	$(BIN)/python -m bench.embedding_bench
 
 # Hostile requests against both services on SQLite and PostgreSQL, structured and raw bytes;
 # prints counts by status code and RSS, fails on any INTERNAL/UNKNOWN or a dead server.
