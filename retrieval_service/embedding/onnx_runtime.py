@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from retrieval_service.embedding import model_name
+
 # Bumped when the exported graph or manifest changes meaning: older exports are redone.
 EXPORT_FORMAT = 1
 MANIFEST = "manifest.json"
@@ -46,8 +48,8 @@ def source_fingerprint(source: Path) -> str:
 def default_export_dir(source: Path) -> Path:
     """Where `make onnx` puts the export of `source` and the sidecar looks for it by default:
     the user's cache, one folder per source model, shared by every checkout of the project."""
-    name = source.name if source.name != "model" else "all-MiniLM-L6-v2"
-    return Path.home() / ".cache" / "crmmem" / "onnx" / f"{name}-{source_fingerprint(source)}"
+    folder = f"{model_name(source)}-{source_fingerprint(source)}"
+    return Path.home() / ".cache" / "crmmem" / "onnx" / folder
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:

@@ -7,6 +7,8 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from retrieval_service.embedding import model_name
+
 
 class SentenceTransformerEmbedder:
     def __init__(self, model_path: Path, threads: int = 0, batch_size: int = 64) -> None:
@@ -25,7 +27,7 @@ class SentenceTransformerEmbedder:
         self._model = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
         self._lock = threading.Lock()  # one forward pass at a time; torch uses the cores itself
         self._batch_size = batch_size
-        self.model_name = model_path.name if model_path.name != "model" else "all-MiniLM-L6-v2"
+        self.model_name = model_name(model_path)
         dimensions = self._model.get_embedding_dimension()
         if dimensions is None:
             raise RuntimeError(f"{model_path} does not declare its embedding size")
