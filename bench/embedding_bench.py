@@ -106,11 +106,8 @@ def start_to_serving(embedder: str) -> float:
         return round(elapsed, 2)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--starts", type=int, default=1, help="sidecar starts per embedder")
-    args = parser.parse_args()
+def embedding_bench(queries: int = 200, starts: int = 1) -> dict[str, Any]:
+    """The figures as a dict (the `make bench` table can read it), load averages included."""
     result: dict[str, Any] = {"bench": "embedding", "load_average_before": load_average()}
 
     source = packaged_model_path()
@@ -126,7 +123,7 @@ def main() -> None:
         }
         for name, embedder in embedders.items():
             figures = runtimes.setdefault(name, {})
-            figures[f"query_{threads}_thread"] = per_query(embedder, args.queries)
+            figures[f"query_{threads}_thread"] = per_query(embedder, queries)
             figures[f"batch_{threads}_thread"] = per_batch(embedder)
             figures[f"load_average_{threads}_thread"] = load_average()
             vectors.setdefault(name, embedder.embed(texts))
@@ -138,10 +135,18 @@ def main() -> None:
         "texts": len(texts),
     }
     result["start_to_serving_s"] = {
-        name: [start_to_serving(name) for _ in range(args.starts)] for name in ("torch", "onnx")
+        name: [start_to_serving(name) for _ in range(starts)] for name in ("torch", "onnx")
     }
     result["load_average_after"] = load_average()
-    emit(result)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--starts", type=int, default=1, help="sidecar starts per embedder")
+    args = parser.parse_args()
+    emit(embedding_bench(args.queries, args.starts))
 
 
 if __name__ == "__main__":
