@@ -58,9 +58,15 @@ def export(source: Path, out: Path) -> Path:
     try:
         manifest = _write(source, staging)
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        staging.rename(out)
+        # Another checkout's `make onnx` may have finished first: keep its export in place
+        # (a sidecar may be reading it) rather than swapping in an identical one.
+        if not is_current(out, source):
+            shutil.rmtree(out, ignore_errors=True)
+            try:
+                staging.rename(out)
+            except OSError:
+                if not is_current(out, source):
+                    raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return out
