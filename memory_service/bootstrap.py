@@ -189,6 +189,7 @@ def build_server(
         else None
     )
     recaller = Recaller(
+        transactions,
         RecallUseCases(policy), search, ReplyMargin(settings.recall_margin_seconds), watch, usage
     )
     secrets = SecretDetector(DetectSecretsScanner())  # one secret rule for every write path
@@ -218,7 +219,7 @@ def build_server(
             authenticator,
             MemoryCommands(transactions, memory_use_cases, searching=search is not None),
             MemoryQueries(transactions, memory_use_cases),
-            RecallMemories(transactions, recaller),
+            RecallMemories(recaller),
             ReviewCommands(transactions, DocumentUseCases(secrets), review),
             ReviewQueries(transactions, review),
         ),

@@ -1,7 +1,8 @@
-"""The context service's use cases. BuildContext: the context and, when asked, recall within
-the context's scopes, both in one read transaction; the domain builds the context, recall
-validates the candidates, the transport only converts the result. ProposeMemory and
-CreateOverride: writes under the request id. Reading overrides: `OverrideQueries`."""
+"""The context service's use cases. BuildContext: the context in one read transaction and, when
+asked, recall within the context's scopes after it (the search holds no database connection;
+recall validates the candidates in a read of its own); the transport only converts the result.
+ProposeMemory and CreateOverride: writes under the request id. Reading overrides:
+`OverrideQueries`."""
 
 from __future__ import annotations
 
@@ -53,12 +54,10 @@ class BuildContext:
     ) -> BuiltContext:
         """`query` empty: no recall. `deadline` is a `time.monotonic()` instant."""
 
-        def work(uow: UnitOfWork) -> BuiltContext:
-            built = self._builder.build(uow, identity, request)
-            if not query:
-                return BuiltContext(built, None)
+        built = self._tx.read(identity, lambda uow: self._builder.build(uow, identity, request))
+        outcome = None
+        if query:
             outcome = self._recaller.run(
-                uow,
                 identity,
                 query,
                 limit,
@@ -67,9 +66,7 @@ class BuildContext:
                 within=built.allowed,
                 scopes=scope_selectors(built.allowed),
             )
-            return BuiltContext(built, outcome)
-
-        result = self._tx.read(identity, work)
+        result = BuiltContext(built, outcome)
         used = (item.memory.id for item in result.context.memories)
         self._usage.note(identity.tenant_id, used, utcnow())
         span = trace.get_current_span()

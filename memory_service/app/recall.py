@@ -1,6 +1,10 @@
 """Recall as both RecallMemories and BuildContext use it: search under a deadline, then the
-records decide (`domain.recall.RecallUseCases.validate`), inside the caller's read transaction;
-degraded when search is unavailable."""
+records decide (`domain.recall.RecallUseCases.validate`); degraded when search is unavailable.
+
+No database connection is held while the sidecar is asked: the caller's scopes are read in one
+short transaction, the search runs with nothing checked out of the pool, and the candidates are
+validated in a second short read (which re-checks every record and the caller's authority as
+they are then, so nothing the first read saw is trusted)."""
 
 from __future__ import annotations
 
@@ -18,11 +22,10 @@ from memory_service.domain.ports import (
     NoUsageLog,
     Search,
     SearchUnavailable,
-    UnitOfWork,
     UsageLog,
     Visibility,
 )
-from memory_service.domain.recall import RecallResult, RecallUseCases, ScopeHint
+from memory_service.domain.recall import Candidate, RecallResult, RecallUseCases, ScopeHint
 
 CANDIDATE_OVERFETCH = 3
 MAX_CANDIDATES = 100
@@ -61,12 +64,14 @@ class ReplyMargin:
 class Recaller:
     def __init__(
         self,
+        transactions: Transactions,
         recall: RecallUseCases,
         search: Search | None,
         margin: ReplyMargin | None = None,
         watch: IndexWatch | None = None,
         usage: UsageLog | None = None,
     ) -> None:
+        self._tx = transactions
         self.recall = recall
         self.search = search
         self.margin = margin or ReplyMargin()
@@ -75,7 +80,6 @@ class Recaller:
 
     def run(
         self,
-        uow: UnitOfWork,
         identity: Identity,
         query: str,
         limit: int,
@@ -85,11 +89,46 @@ class Recaller:
         within: Visibility | None = None,
         scopes: list[tuple[str, str]] | None = None,
     ) -> RecallResult | SearchUnavailable:
+        """`scopes` already resolved by the caller (a context's), else read here first."""
         hint = hint or ScopeHint()
         if scopes is None:
-            scopes = self.recall.search_scopes(uow, identity, hint)
-            if scopes is None:
+            resolved = self._tx.read(
+                identity, lambda uow: self.recall.search_scopes(uow, identity, hint)
+            )
+            if resolved is None:
                 return RecallResult()  # nothing the caller may see was asked for
+            scopes = resolved
+        found = self._search(identity, query, limit, deadline, scopes)
+        if isinstance(found, SearchUnavailable):
+            return found
+        started = time.monotonic()
+        with tracer.start_as_current_span("recall.validate") as span:
+            result = (
+                self._tx.read(
+                    identity,
+                    lambda uow: self.recall.validate(
+                        uow, identity, found, instant, hint, limit, within
+                    ),
+                )
+                if found
+                else RecallResult()
+            )
+            span.set_attribute("crmmem.recall.candidates", len(found))
+            span.set_attribute("crmmem.recall.dropped", result.dropped_count)
+        self.margin.observe(time.monotonic() - started)
+        self.usage.note(identity.tenant_id, (m.id for m, _ in result.memories), utcnow())
+        return result
+
+    def _search(
+        self,
+        identity: Identity,
+        query: str,
+        limit: int,
+        deadline: float | None,
+        scopes: list[tuple[str, str]],
+    ) -> list[Candidate] | SearchUnavailable:
+        """The sidecar's candidates, or why there are none to trust; runs outside any unit of
+        work, so a slow sidecar never holds a pooled connection."""
         try:
             if self.search is None:
                 raise SearchUnavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
@@ -112,14 +151,7 @@ class Recaller:
                     raise SearchUnavailable(incomplete)
         except SearchUnavailable as unavailable:
             return unavailable
-        started = time.monotonic()
-        with tracer.start_as_current_span("recall.validate") as span:
-            result = self.recall.validate(uow, identity, candidates, instant, hint, limit, within)
-            span.set_attribute("crmmem.recall.candidates", len(candidates))
-            span.set_attribute("crmmem.recall.dropped", result.dropped_count)
-        self.margin.observe(time.monotonic() - started)
-        self.usage.note(identity.tenant_id, (m.id for m, _ in result.memories), utcnow())
-        return result
+        return candidates
 
     def _search_deadline(self, deadline: float) -> float:
         return deadline - self.margin.seconds(deadline - time.monotonic())
@@ -142,10 +174,10 @@ Outcome = RecallResult | SearchUnavailable
 
 
 class RecallMemories:
-    """The RecallMemories use case: one read transaction, recall in it, counts on the span."""
+    """The RecallMemories use case: recall (its own short reads around the search), counts on
+    the span."""
 
-    def __init__(self, transactions: Transactions, recaller: Recaller) -> None:
-        self._tx = transactions
+    def __init__(self, recaller: Recaller) -> None:
         self._recaller = recaller
 
     def __call__(
@@ -157,11 +189,6 @@ class RecallMemories:
         deadline: float | None,
         hint: ScopeHint,
     ) -> Outcome:
-        outcome = self._tx.read(
-            identity,
-            lambda uow: self._recaller.run(
-                uow, identity, query, limit, instant, deadline, hint=hint
-            ),
-        )
+        outcome = self._recaller.run(identity, query, limit, instant, deadline, hint=hint)
         annotate(outcome)
         return outcome
