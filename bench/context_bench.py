@@ -11,6 +11,7 @@ import random
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from crmmem.memory.v1 import access_service_pb2 as access_pb
 from crmmem.memory.v1 import context_service_pb2 as ctx_pb
@@ -19,7 +20,8 @@ from crmmem.memory.v1 import memory_service_pb2 as svc
 from crmmem.memory.v1 import transcript_service_pb2 as tr
 
 from bench.common import emit, start_memory_service, summary_ms
-from bench.recall_bench import QUERIES, memory_text, start_sidecar
+from bench.corpus import QUERIES, memory_text
+from bench.recall_bench import start_sidecar
 from tests.support.servers import TEST_JWT_SECRET, Client
 
 TENANT = "bench"
@@ -63,14 +65,10 @@ def measure(clients: list[Client], calls: int, query: bool, rng: random.Random) 
     return samples
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--users", type=int, default=20)
-    parser.add_argument("--memories-per-user", type=int, default=20)
-    parser.add_argument("--calls", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=5)
-    args = parser.parse_args()
-    rng = random.Random(args.seed)
+def run(
+    users: int = 20, memories_per_user: int = 20, calls: int = 500, seed: int = 5
+) -> dict[str, Any]:
+    rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         sidecar = start_sidecar(workdir)
@@ -79,7 +77,7 @@ def main() -> None:
         )
         try:
             admin = memory.client(TENANT, "admin", ["admin"])
-            clients = [memory.client(TENANT, f"user-{u}") for u in range(args.users)]
+            clients = [memory.client(TENANT, f"user-{u}") for u in range(users)]
             for n in range(10):
                 key, text = memory_text(rng)
                 remember(admin, pb.Scope(type=pb.SCOPE_TYPE_ORGANIZATION), f"org_{key}_{n}", text)
@@ -88,7 +86,7 @@ def main() -> None:
                 admin.access.GrantCustomerAccess(
                     access_pb.GrantCustomerAccessRequest(user_id=client.user, customer_id=customer)
                 )
-                for n in range(args.memories_per_user):
+                for n in range(memories_per_user):
                     key, text = memory_text(rng)
                     remember(client, pb.Scope(type=pb.SCOPE_TYPE_USER), f"{key}_{n}", text)
                 for n in range(5):
@@ -100,21 +98,29 @@ def main() -> None:
                         text,
                     )
             time.sleep(5)  # let the outbox index everything before measuring recall
-            without = measure(clients, args.calls, False, rng)
-            with_query = measure(clients, min(args.calls, 300), True, rng)
+            without = measure(clients, calls, False, rng)
+            with_query = measure(clients, min(calls, 300), True, rng)
         finally:
             memory.stop()
             sidecar.stop()
-    emit(
-        {
-            "benchmark": "build_context",
-            "database": "sqlite",
-            "memories_per_context": args.memories_per_user + 5 + 10,
-            "without_query": summary_ms(without),
-            "with_query": summary_ms(with_query),
-            "budget_without_query_p95_ms": 5,
-        }
-    )
+    return {
+        "benchmark": "build_context",
+        "database": "sqlite",
+        "memories_per_context": memories_per_user + 5 + 10,
+        "without_query": summary_ms(without),
+        "with_query": summary_ms(with_query),
+        "budget_without_query_p95_ms": 5,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--users", type=int, default=20)
+    parser.add_argument("--memories-per-user", type=int, default=20)
+    parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=5)
+    args = parser.parse_args()
+    emit(run(args.users, args.memories_per_user, args.calls, args.seed))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Correction latency through gRPC against the memory service on SQLite (SPEC §7: p95 <= 10 ms).
 
-.venv/bin/python bench/correction_bench.py --memories 200 --corrections 2000
+.venv/bin/python -m bench.correction_bench --memories 200 --corrections 2000
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from crmmem.memory.v1 import memory_pb2 as pb
 from crmmem.memory.v1 import memory_service_pb2 as svc
@@ -19,11 +20,7 @@ from bench.common import emit, start_memory_service, summary_ms
 from tests.support.servers import TEST_JWT_SECRET
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--memories", type=int, default=200)
-    parser.add_argument("--corrections", type=int, default=2000)
-    args = parser.parse_args()
+def run(memories: int = 200, corrections: int = 2000) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as workdir:
         server = start_memory_service(Path(workdir), TEST_JWT_SECRET)
         try:
@@ -38,7 +35,7 @@ def main() -> None:
                 method=pb.PROVENANCE_METHOD_USER_STATEMENT, transcript_message=evidence
             )
             etags: dict[str, str] = {}
-            for index in range(args.memories):
+            for index in range(memories):
                 created = client.memories.CreateMemory(
                     svc.CreateMemoryRequest(
                         memory=pb.Memory(
@@ -52,7 +49,7 @@ def main() -> None:
                 etags[created.memory.name] = created.memory.etag
             names = list(etags)
             samples = []
-            for index in range(args.corrections):
+            for index in range(corrections):
                 name = names[index % len(names)]
                 request = svc.CorrectMemoryRequest(
                     name=name,
@@ -66,15 +63,21 @@ def main() -> None:
                 etags[name] = reply.memory.etag
         finally:
             server.stop()
-    emit(
-        {
-            "benchmark": "correction",
-            "database": "sqlite",
-            "memories": args.memories,
-            "correction": summary_ms(samples),
-            "budget_p95_ms": 10,
-        }
-    )
+    return {
+        "benchmark": "correction",
+        "database": "sqlite",
+        "memories": memories,
+        "correction": summary_ms(samples),
+        "budget_p95_ms": 10,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--memories", type=int, default=200)
+    parser.add_argument("--corrections", type=int, default=2000)
+    args = parser.parse_args()
+    emit(run(args.memories, args.corrections))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import memory_service_pb2 as svc
 
 from bench.common import emit, start_memory_service
-from bench.recall_bench import memory_text
+from bench.corpus import memory_text
 from memory_service.domain.export import content_hash
 from tests.support.servers import TEST_JWT_SECRET, Client
 
@@ -56,9 +56,9 @@ def chatgpt_archive(messages: int, rng: random.Random) -> bytes:
     return json.dumps(conversations).encode()
 
 
-def export_lines(count: int, rng: random.Random) -> bytes:
+def export_lines(count: int, rng: random.Random, users: int = 50) -> bytes:
     """This service's export (v2): a header, then memories each confirmed by its user (an
-    unconfirmed statement would need its message in the archive)."""
+    unconfirmed statement would need its message in the archive), spread over `users`."""
     stamp = "2026-11-01T09:00:00Z"
     lines = [
         json.dumps(
@@ -71,7 +71,7 @@ def export_lines(count: int, rng: random.Random) -> bytes:
     ]  # fmt: skip
     for n in range(count):
         key, text = memory_text(rng)
-        user = f"user-{n % 50}"
+        user = f"user-{n % users}"
         message = f"{n:032x}"
         lines.append(
             json.dumps(

@@ -1,8 +1,8 @@
 """Which embedded vector engine: Qdrant's engine in-process (qdrant-edge) against qdrant-client's
 local mode, through the project's own index adapters, with the tenant filter every search uses.
 
+    .venv/bin/python -m bench.vector_engine_bench                      # 1M points, edge only
     .venv/bin/python -m bench.vector_engine_bench --points 200000 --local-points 50000
-    .venv/bin/python -m bench.vector_engine_bench --points 1000000 --local-points 0
 
 SPEC §7 budget: the embedded engine at 1M points, search p95 <= 5 ms.
 """
@@ -14,6 +14,7 @@ import random
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from qdrant_client import QdrantClient
@@ -69,42 +70,52 @@ def searches(index: VectorIndex, tenants: int, queries: int, seed: int) -> list[
     return samples
 
 
+def run(
+    points: int = 1_000_000,
+    local_points: int = 0,
+    tenants: int = 100,
+    queries: int = 300,
+    seed: int = 11,
+) -> dict[str, Any]:
+    """Load `points` into the embedded engine through the index adapter, then time searches
+    with the tenant filter; `local_points` > 0 also runs qdrant-client's local mode."""
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        edge = EdgeIndex(Path(tmp) / "edge", DIMENSIONS)
+        rate = load(edge, points, tenants, seed)
+        results["qdrant-edge"] = {
+            "points": points,
+            "upsert_points_per_s": round(rate),
+            "search": summary_ms(searches(edge, tenants, queries, seed)),
+        }
+        edge.close()
+    if local_points:
+        local = QdrantClientIndex(QdrantClient(location=":memory:"), "bench", DIMENSIONS, "local")
+        rate = load(local, local_points, tenants, seed)
+        results["qdrant-client-local"] = {
+            "points": local_points,
+            "upsert_points_per_s": round(rate),
+            "search": summary_ms(searches(local, tenants, min(queries, 50), seed)),
+        }
+        local.close()
+    return {
+        "benchmark": "vector_engine",
+        "dimensions": DIMENSIONS,
+        "tenants": tenants,
+        **results,
+        "budget": "1M points, search p95 <= 5 ms",
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--points", type=int, default=200_000)
-    parser.add_argument("--local-points", type=int, default=50_000)
+    parser.add_argument("--points", type=int, default=1_000_000)
+    parser.add_argument("--local-points", type=int, default=0)
     parser.add_argument("--tenants", type=int, default=100)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args()
-    results: dict[str, object] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        edge = EdgeIndex(Path(tmp) / "edge", DIMENSIONS)
-        rate = load(edge, args.points, args.tenants, args.seed)
-        results["qdrant-edge"] = {
-            "points": args.points,
-            "upsert_points_per_s": round(rate),
-            "search": summary_ms(searches(edge, args.tenants, args.queries, args.seed)),
-        }
-        edge.close()
-    if args.local_points:
-        local = QdrantClientIndex(QdrantClient(location=":memory:"), "bench", DIMENSIONS, "local")
-        rate = load(local, args.local_points, args.tenants, args.seed)
-        results["qdrant-client-local"] = {
-            "points": args.local_points,
-            "upsert_points_per_s": round(rate),
-            "search": summary_ms(searches(local, args.tenants, min(args.queries, 50), args.seed)),
-        }
-        local.close()
-    emit(
-        {
-            "benchmark": "vector_engine",
-            "dimensions": DIMENSIONS,
-            "tenants": args.tenants,
-            **results,
-            "budget": "1M points, search p95 <= 5 ms",
-        }
-    )
+    emit(run(args.points, args.local_points, args.tenants, args.queries, args.seed))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,240 @@
+"""`make bench`: every performance budget in one table (figure, budget, measured, met), then the
+JSON of every bench behind it. Each bench module exposes a function returning a dict; this
+script runs them with their default settings (both services as separate processes, through
+gRPC, SQLite) and reads the figures out. The load average is recorded before and after each
+bench: on a shared machine it says how much to trust a latency.
+
+    .venv/bin/python -m bench.budgets            # the full sizes (about 20 min on 2 cores)
+    .venv/bin/python -m bench.budgets --quick    # small sizes, a sanity check of the benches
+
+Benches that other parts of the tree provide (ingest throughput, retrieval quality, query
+embedding) are included when their module is present and reported as "not measured" otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bench.common import machine
+
+
+@dataclass(frozen=True)
+class Bench:
+    """One bench: where its function lives and the arguments for a full and a quick run."""
+
+    name: str
+    module: str
+    function: str
+    full: dict[str, Any]
+    quick: dict[str, Any]
+
+
+BENCHES = [
+    Bench("correction", "bench.correction_bench", "run", {}, {"corrections": 300}),
+    Bench("context", "bench.context_bench", "run", {}, {"users": 5, "calls": 200}),
+    Bench(
+        "recall",
+        "bench.recall_bench",
+        "run",
+        {},
+        {"memories": 2000, "tenants": 10, "queries": 200, "ingest_memories": 300},
+    ),
+    Bench("vector", "bench.vector_engine_bench", "run", {}, {"points": 50_000}),
+    Bench("ingest", "bench.ingest_bench", "ingest_bench", {}, {"seconds": 3, "sustain_seconds": 5}),
+    Bench("quality", "bench.quality.run", "quality_figures", {}, {"tenants": 2}),
+    Bench("embedding", "bench.embedding_bench", "run", {}, {"queries": 100}),
+]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A row of the table: `measure` reads (measured text, met) from the bench's dict."""
+
+    name: str
+    budget: str
+    bench: str
+    measure: Callable[[dict[str, Any]], tuple[str, bool | None]]
+
+
+def _get(result: dict[str, Any], *path: str) -> Any:
+    for key in path:
+        result = result[key]
+    return result
+
+
+def _p95(*path: str, limit: float | None = None) -> Callable[[dict[str, Any]], Any]:
+    """p50/p95 of the summary at `path`; met when p95 <= `limit` (None: no budget)."""
+
+    def measure(result: dict[str, Any]) -> tuple[str, bool | None]:
+        figures = _get(result, *path)
+        text = f"p50 {figures['p50_ms']:.1f} / p95 {figures['p95_ms']:.1f} ms"
+        return text, None if limit is None else figures["p95_ms"] <= limit
+
+    return measure
+
+
+def _recall(result: dict[str, Any]) -> tuple[str, bool | None]:
+    text, met = _p95("recall", limit=15)(result)
+    degraded = result["recall_degraded"]
+    sized = f"{result['memories']:,} memories / {result['tenants']} tenants"
+    return f"{text}, {degraded} degraded ({sized})", bool(met) and degraded == 0
+
+
+def _down(result: dict[str, Any]) -> tuple[str, bool | None]:
+    down = result["recall_sidecar_down"]
+    before, after = down["before_breaker_opens"], down["breaker_open"]
+    parts = []
+    met = True
+    if before:
+        parts.append(f"before the breaker opens p95 {before['p95_ms']:.1f} ms")
+        met = met and before["p95_ms"] <= down["deadline_ms"] + 5
+    if after:
+        parts.append(f"breaker open p95 {after['p95_ms']:.1f} ms")
+        met = met and after["p95_ms"] <= 2
+    return "; ".join(parts) or "no samples", met and bool(after)
+
+
+def _ingest_fallback(result: dict[str, Any]) -> tuple[str, bool | None]:
+    ingest = result["ingest"]
+    lag = ingest["index_lag"]
+    lag_text = f"index lag p95 {lag['p95_ms'] / 1000:.2f} s" if isinstance(lag, dict) else lag
+    threads = ingest["client_threads"]
+    text = f"{ingest['memories_per_s']:.0f}/s with {threads} threads, one memory a call; {lag_text}"
+    return text, None  # the budget is for batched writes (the rows above)
+
+
+def _ingest(key: str, limit: float) -> Callable[[dict[str, Any]], tuple[str, bool | None]]:
+    def measure(result: dict[str, Any]) -> tuple[str, bool | None]:
+        per_s = result[key]["per_s"]
+        return f"{per_s:.0f} memories/s", per_s >= limit
+
+    return measure
+
+
+def _lag(result: dict[str, Any]) -> tuple[str, bool | None]:
+    sustained = result["sustained"]
+    p95 = sustained.get("index_lag_p95_ms")
+    if p95 is None:
+        return "index never caught up", False
+    rate = sustained.get("achieved_per_s", 0)
+    return f"p95 {p95 / 1000:.2f} s at {rate:.0f}/s", bool(result["met"]["index_lag"])
+
+
+def _vector(result: dict[str, Any]) -> tuple[str, bool | None]:
+    edge = result["qdrant-edge"]
+    text, met = _p95("qdrant-edge", "search", limit=5)(result)
+    return f"{text} ({edge['points']:,} points)", met
+
+
+def _quality(result: dict[str, Any]) -> tuple[str, bool | None]:
+    parts = []
+    for mode, figures in result["modes"].items():
+        overall = figures["all"]
+        parts.append(f"{mode} R@10 {overall['recall@10']:.3f} MRR {overall['mrr']:.3f}")
+    return "; ".join(parts), None
+
+
+def _embedding(result: dict[str, Any]) -> tuple[str, bool | None]:
+    figures = result.get("query", result)
+    return f"p50 {figures['p50_ms']:.1f} / p95 {figures['p95_ms']:.1f} ms", None
+
+
+FIGURES = [
+    Figure("Recall, 100k memories / 100 tenants", "p95 <= 15 ms, 0 degraded", "recall", _recall),
+    Figure("Sidecar Search alone", "(part of recall)", "recall", _p95("sidecar_search_alone")),
+    Figure("Recall with the sidecar down", "deadline + 5 ms; <= 2 ms once open", "recall", _down),
+    Figure("BuildContext, no query", "p95 <= 5 ms", "context", _p95("without_query", limit=5)),
+    Figure("BuildContext with a query", "(none)", "context", _p95("with_query")),
+    Figure("CorrectMemory", "p95 <= 10 ms", "correction", _p95("correction", limit=10)),
+    Figure("Ingest, 1 client (batched)", ">= 400 memories/s", "ingest", _ingest("one_client", 400)),
+    Figure("Ingest, 4 clients", ">= 1,000 memories/s", "ingest", _ingest("four_clients", 1000)),
+    Figure("Index lag while sustaining 400/s", "p95 <= 2 s", "ingest", _lag),
+    Figure("Ingest, CreateMemory one at a time", "(none)", "recall", _ingest_fallback),
+    Figure("Embedded engine search, 1M points", "p95 <= 5 ms", "vector", _vector),
+    Figure("Retrieval quality (recall@10, MRR)", "hybrid vs dense", "quality", _quality),
+    Figure("Query embedding", "(part of recall)", "embedding", _embedding),
+]  # fmt: skip
+
+
+def run_benches(quick: bool, only: set[str]) -> dict[str, Any]:
+    """Each bench's dict (or why it is missing), with the load average around it."""
+    results: dict[str, Any] = {}
+    for bench in BENCHES:
+        if only and bench.name not in only:
+            continue
+        try:
+            module = importlib.import_module(bench.module)
+        except ModuleNotFoundError as missing:
+            if missing.name and bench.module.startswith(missing.name):
+                results[bench.name] = {"missing": f"{bench.module} is not in this tree"}
+                continue
+            raise
+        before, started = os.getloadavg(), time.monotonic()
+        print(f"bench {bench.name} (load {before[0]:.1f}) ...", file=sys.stderr, flush=True)
+        result = getattr(module, bench.function)(**(bench.quick if quick else bench.full))
+        results[bench.name] = {
+            **result,
+            "bench_seconds": round(time.monotonic() - started, 1),
+            "load_average": {"before": before, "after": os.getloadavg()},
+        }
+    return results
+
+
+def table(results: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for figure in FIGURES:
+        result = results.get(figure.bench)
+        if result is None:
+            continue
+        if "missing" in result:
+            measured, met = f"not measured: {result['missing']}", None
+        else:
+            measured, met = figure.measure(result)
+            loads = result["load_average"]
+            measured += f" [load {loads['before'][0]:.1f}→{loads['after'][0]:.1f}]"
+        rows.append(
+            {"figure": figure.name, "budget": figure.budget, "measured": measured, "met": met}
+        )
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    mark = {True: "yes", False: "**no**", None: "-"}
+    lines = ["| figure | budget | measured | met |", "|---|---|---|---|"]
+    lines += [
+        f"| {r['figure']} | {r['budget']} | {r['measured']} | {mark[r['met']]} |" for r in rows
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (a sanity check)")
+    parser.add_argument("--only", default="", help="comma-separated bench names")
+    args = parser.parse_args()
+    started = time.monotonic()
+    results = run_benches(args.quick, {n for n in args.only.split(",") if n})
+    rows = table(results)
+    print(markdown(rows))
+    print()
+    document = {
+        "benchmark": "budgets",
+        "quick": args.quick,
+        "seconds": round(time.monotonic() - started, 1),
+        "machine": machine(),
+        "table": rows,
+        "results": results,
+    }
+    print(json.dumps(document, indent=2))
+
+
+if __name__ == "__main__":
+    main()
