@@ -190,7 +190,11 @@ def build_server(
     )
     recaller = Recaller(
         transactions,
-        RecallUseCases(policy), search, ReplyMargin(settings.recall_margin_seconds), watch, usage
+        RecallUseCases(policy),
+        search,
+        ReplyMargin(settings.recall_margin_seconds),
+        watch,
+        usage,
     )
     secrets = SecretDetector(DetectSecretsScanner())  # one secret rule for every write path
     memory_use_cases = MemoryUseCases(

@@ -101,10 +101,11 @@ class RecallUseCases:
         """
         result = RecallResult()
         memories = uow.memories.get_many([c.memory_id for c in candidates])
+        readable = self._policy.readable(uow, identity, {m.scope for m in memories.values()})
         seen: set[str] = set()
         for candidate in candidates:
             memory = memories.get(candidate.memory_id)
-            if memory is not None and not self._policy.can_read(uow, identity, memory.scope):
+            if memory is not None and memory.scope not in readable:
                 continue
             result.candidate_count += 1
             reason = self._reject_reason(uow, identity, memory, candidate, instant, hint)

@@ -1,21 +1,25 @@
 """Recall never holds a database connection while it waits for the sidecar: the scopes are read
 and released, the search runs with no unit of work open, then the candidates are validated in a
-read of their own (fails on the previous main, where search ran inside the read transaction)."""
+read of their own (fails on the previous main, where search ran inside the read transaction).
+And validation asks for the candidates' customer grants at once, not one query each."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 from memory_service.app.context import BuildContext
 from memory_service.app.recall import Recaller
 from memory_service.app.transactions import Transactions
+from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
 from memory_service.domain.context import Context, ContextRequest
-from memory_service.domain.model import Identity, utcnow
+from memory_service.domain.model import Identity, Scope, ScopeType, utcnow
 from memory_service.domain.ports import SearchUnavailable, Visibility
-from memory_service.domain.recall import Candidate, RecallResult, ScopeHint
+from memory_service.domain.recall import Candidate, RecallResult, RecallUseCases, ScopeHint
+from tests.support import records
 
 IDENTITY = Identity("acme", "mara", frozenset())
 
@@ -129,3 +133,45 @@ def test_build_context_searches_after_its_read_is_released() -> None:
     assert recall.calls == [("validate", 1)]  # the context's scopes, not read again
     assert units.opened == 2
     assert units.open == 0
+
+
+class _Grants:
+    """Counts how customer grants are asked for."""
+
+    def __init__(self, granted: set[str]) -> None:
+        self._granted = granted
+        self.one_by_one = 0
+        self.at_once = 0
+
+    def get(self, user_id: str, customer_id: str) -> object | None:
+        self.one_by_one += 1
+        return object() if customer_id in self._granted else None
+
+    def granted_among(self, user_id: str, customer_ids: Collection[str]) -> frozenset[str]:
+        self.at_once += 1
+        return frozenset(self._granted & set(customer_ids))
+
+
+def test_validation_asks_for_every_candidates_customer_grant_in_one_query() -> None:
+    """Fails on previous main: one grant lookup per customer candidate."""
+    now = utcnow()
+    memories = {}
+    for n in range(12):
+        memory = records.memory(
+            records.revision(1, now - timedelta(days=1), memory_id=f"m-{n}"),
+            created=now - timedelta(days=1),
+            memory_id=f"m-{n}",
+        )
+        memory.scope = Scope(ScopeType.CUSTOMER, f"cust-{n % 6}")
+        memories[memory.id] = memory
+    grants = _Grants({"cust-0", "cust-1"})
+    uow = SimpleNamespace(
+        memories=SimpleNamespace(get_many=lambda ids: {i: memories[i] for i in ids}),
+        grants=grants,
+    )
+    recall = RecallUseCases(AccessPolicy(GrantTableAuthorizer()))
+    candidates = [Candidate(i, 0.5, 1) for i in memories]
+    result = recall.validate(uow, IDENTITY, candidates, now, ScopeHint(), 20)  # type: ignore[arg-type]
+    assert sorted(m.scope.id for m, _ in result.memories) == ["cust-0"] * 2 + ["cust-1"] * 2
+    assert result.candidate_count == 4  # the others are somebody else's: not even counted
+    assert (grants.at_once, grants.one_by_one) == (1, 0)
