@@ -151,9 +151,16 @@ def to_time(message: ProtoMessage, field_name: str, field: str) -> datetime | No
         raise InvalidArgument(field, f"is not a valid timestamp ({error})") from None
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def set_time(target: Timestamp, value: datetime | None) -> None:
+    """As `Timestamp.FromDatetime` (a naive time is UTC), without its per-call conversions: a
+    context sets a few hundred of these."""
     if value is not None:
-        target.FromDatetime(value)
+        delta = (value if value.tzinfo else value.replace(tzinfo=UTC)) - EPOCH
+        target.seconds = delta.days * 86_400 + delta.seconds
+        target.nanos = delta.microseconds * 1000
 
 
 def check_request_id(request_id: str, field: str = "request_id") -> str:
@@ -401,7 +408,9 @@ def applied_memory_proto(
     )
     if applicable is not None:
         out.applicable_revision.CopyFrom(revision_proto(applicable, instant))
-    if memory.latest is not None:
+    if memory.latest is not None and memory.latest is applicable:
+        out.latest_revision.CopyFrom(out.applicable_revision)  # usually: converted once
+    elif memory.latest is not None:
         out.latest_revision.CopyFrom(revision_proto(memory.latest, instant))
     set_time(out.create_time, memory.create_time)
     set_time(out.update_time, memory.update_time)

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from crmmem.memory.v1 import memory_pb2 as pb
+from google.protobuf.timestamp_pb2 import Timestamp
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.etags import parse_etag
 from memory_service.domain.model import ScopeType
 from memory_service.transport import convert
+from tests.support import records
 
 
 def violation(error: pytest.ExceptionInfo[InvalidArgument]) -> str:
@@ -72,3 +78,31 @@ def test_request_ids_have_one_canonical_spelling() -> None:
 def test_ids_match_as_whole_strings(parse: object) -> None:
     with pytest.raises(InvalidArgument):
         parse()  # type: ignore[operator]
+
+
+@given(
+    st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59, 999999)),
+    st.booleans(),
+)
+def test_set_time_writes_what_from_datetime_writes(value: datetime, aware: bool) -> None:
+    """The hand-rolled conversion agrees with protobuf's own, naive times read as UTC."""
+    value = value.replace(tzinfo=UTC) if aware else value
+    ours, theirs = Timestamp(), Timestamp()
+    convert.set_time(ours, value)
+    theirs.FromDatetime(value)
+    assert (ours.seconds, ours.nanos) == (theirs.seconds, theirs.nanos)
+
+
+def test_the_latest_revision_is_the_applicable_one_when_it_applies() -> None:
+    now = datetime(2026, 11, 30, 12, tzinfo=UTC)
+    first = records.revision(1, now - timedelta(days=2))
+    memory = records.memory(first, created=now - timedelta(days=2))
+    out = convert.memory_proto(memory, now)
+    assert out.latest_revision == out.applicable_revision
+    assert out.latest_revision.revision_number == 1
+    second = records.revision(2, now, valid_from=now + timedelta(days=1))
+    memory.revisions.append(second)
+    out = convert.memory_proto(memory, now)
+    assert out.applicable_revision.revision_number == 1
+    assert out.latest_revision.revision_number == 2
+    assert out.latest_revision.state != 0
