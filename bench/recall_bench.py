@@ -90,7 +90,7 @@ def ingest(
                 svc.CreateMemoryRequest(
                     memory=pb.Memory(
                         scope=pb.Scope(type=pb.SCOPE_TYPE_USER),
-                        key=f"{key}_{n}",
+                        key=f"written_{key}_{n}",  # never a seeded (restored) key
                         kind=pb.MEMORY_KIND_PREFERENCE,
                     ),
                     revision=pb.RevisionDraft(
