@@ -126,10 +126,10 @@ def database(settings: Settings, tracer_provider: TracerProvider | None) -> Engi
 
 def forget_expired(units: SqlUnitOfWorkFactory, settings: Settings) -> None:
     ttl = timedelta(hours=settings.idempotency_ttl_hours)
-    with units.maintenance() as session:
-        purged = purge_idempotency_keys(session, utcnow() - ttl)
+    with units.all_tenants() as everyone:
+        purged = purge_idempotency_keys(everyone, utcnow() - ttl)
         markers = purge_deletion_markers(
-            session, utcnow() - timedelta(days=settings.marker_retention_days)
+            everyone, utcnow() - timedelta(days=settings.marker_retention_days)
         )
     if purged or markers:
         log.info("forgot %d request ids and %d expired deletion markers", purged, markers)
@@ -139,7 +139,7 @@ def build_server(
     settings: Settings, tracer_provider: TracerProvider | None = None
 ) -> RunningServer:
     engine = database(settings, tracer_provider)
-    units = SqlUnitOfWorkFactory(engine)
+    units = SqlUnitOfWorkFactory(engine, check_scope=settings.check_tenant_scope)
     forget_expired(units, settings)
 
     authenticator = TokenAuthenticator(

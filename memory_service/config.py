@@ -159,6 +159,10 @@ class Settings(ProcessSettings):
     task_purge_seconds: float = Field(600, gt=0, validation_alias="MEMORY_TASK_PURGE_SECONDS")
     """How often the purge of ended tasks runs."""
 
+    check_tenant_scope: bool = Field(False, validation_alias="MEMORY_CHECK_TENANT_SCOPE")
+    """Check every statement a unit of work sends against its tenant and fail the call on one
+    that is not limited to it (`memory_service/storage/scoped.py`); on in the tests."""
+
     _retrieval_secret: str = PrivateAttr("")
 
     @field_validator("database_url")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import func, select
 
 from memory_service.domain.model import Customer, ImportBatch, Memory, Message
 from memory_service.domain.ports import chunks
@@ -24,10 +24,10 @@ from memory_service.storage.repositories import (
     IN_CLAUSE_CHUNK,
     SqlMemoryRepository,
     SqlTranscriptRepository,
-    TenantScoped,
     _customer,
     _message,
 )
+from memory_service.storage.scoped import TenantScoped
 
 # The tables whose primary key is an id alone: a restored id must be free in the whole store.
 ID_TABLES: dict[str, Any] = {
@@ -90,25 +90,21 @@ class SqlArchiveRepository(TenantScoped):
         ).first()
         if exists is None:
             self._insert(
-                ConversationRow(
-                    tenant_id=self._tenant_id,
-                    id=conversation_id,
-                    owner_user_id=owner,
-                    last_sequence=message.sequence,
-                    create_time=message.create_time,
-                )
+                ConversationRow,
+                id=conversation_id,
+                owner_user_id=owner,
+                last_sequence=message.sequence,
+                create_time=message.create_time,
             )
         else:
             self._session.execute(
-                update(ConversationRow)
+                self._update(ConversationRow)
                 .where(
-                    ConversationRow.tenant_id == self._tenant_id,
                     ConversationRow.owner_user_id == owner,
                     ConversationRow.id == conversation_id,
                     ConversationRow.last_sequence < message.sequence,
                 )
                 .values(last_sequence=message.sequence)
-                .execution_options(synchronize_session=False)
             )
         SqlTranscriptRepository(self._session, self._tenant_id).add_message(message)
 
@@ -126,8 +122,8 @@ class SqlArchiveRepository(TenantScoped):
         """A merge brings a memory forward to the later state an archive holds: the row and
         every revision are written as the archive has them."""
         self._session.execute(
-            update(MemoryRow)
-            .where(MemoryRow.tenant_id == self._tenant_id, MemoryRow.id == memory.id)
+            self._update(MemoryRow)
+            .where(MemoryRow.id == memory.id)
             .values(
                 key=memory.key,
                 key_context=memory.key_context,
@@ -137,13 +133,8 @@ class SqlArchiveRepository(TenantScoped):
                 delete_time=memory.delete_time,
                 key_hash=memory.key_hash,
             )
-            .execution_options(synchronize_session=False)
         )
-        self._session.execute(
-            delete(RevisionRow)
-            .where(RevisionRow.tenant_id == self._tenant_id, RevisionRow.memory_id == memory.id)
-            .execution_options(synchronize_session=False)
-        )
+        self._session.execute(self._delete(RevisionRow).where(RevisionRow.memory_id == memory.id))
         revisions = SqlMemoryRepository(self._session, self._tenant_id)
         for revision in memory.revisions:
             revisions.add_revision(revision)

@@ -8,8 +8,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import and_, func, or_
 
 from memory_service.domain.model import (
     ArchiveFormat,
@@ -24,7 +23,8 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.ports import chunks
 from memory_service.storage.models import ImportBatchRow, ImportItemRow
-from memory_service.storage.repositories import IN_CLAUSE_CHUNK, TenantScoped
+from memory_service.storage.repositories import IN_CLAUSE_CHUNK
+from memory_service.storage.scoped import AllTenants, TenantScoped
 
 MAX_STORED_ARCHIVE = 64 * 1024 * 1024  # inflating never yields more than any accepted archive
 
@@ -47,27 +47,17 @@ class SqlImportRepository(TenantScoped):
 
     def add_batch(self, batch: ImportBatch, archive: bytes | None) -> None:
         stored = None if archive is None else zlib.compress(archive, 1)
-        self._insert(ImportBatchRow(archive=stored, **_batch_columns(batch, self._tenant_id)))
+        self._insert(ImportBatchRow, archive=stored, **_batch_columns(batch))
 
     def remove_batch(self, batch_id: str) -> None:
-        self._session.execute(
-            delete(ImportItemRow).where(
-                ImportItemRow.tenant_id == self._tenant_id, ImportItemRow.batch_id == batch_id
-            )
-        )
-        self._session.execute(
-            delete(ImportBatchRow).where(
-                ImportBatchRow.tenant_id == self._tenant_id, ImportBatchRow.id == batch_id
-            )
-        )
+        self._session.execute(self._delete(ImportItemRow).where(ImportItemRow.batch_id == batch_id))
+        self._session.execute(self._delete(ImportBatchRow).where(ImportBatchRow.id == batch_id))
 
     def update_batch(self, batch: ImportBatch) -> None:
-        columns = _batch_columns(batch, self._tenant_id)
         self._session.execute(
-            update(ImportBatchRow)
-            .where(ImportBatchRow.tenant_id == self._tenant_id, ImportBatchRow.id == batch.id)
-            .values(archive=None, lease_owner=None, lease_until=None, **columns)
-            .execution_options(synchronize_session=False)
+            self._update(ImportBatchRow)
+            .where(ImportBatchRow.id == batch.id)
+            .values(archive=None, lease_owner=None, lease_until=None, **_batch_columns(batch))
         )
 
     def archive_of(self, batch_id: str) -> bytes | None:
@@ -81,16 +71,12 @@ class SqlImportRepository(TenantScoped):
     def add_items(self, items: list[ImportItem]) -> None:
         """One multi-row INSERT, no ORM objects: an import writes many items in chunks, and
         the session must not keep each one until commit."""
-        if items:
-            self._session.execute(
-                insert(ImportItemRow), [_item_columns(item, self._tenant_id) for item in items]
-            )
+        self._insert_many(ImportItemRow, [_item_columns(item) for item in items])
 
     def count_pending(self, user_id: str) -> int:
         return int(
             self._session.execute(
-                select(func.count(ImportBatchRow.id)).where(
-                    ImportBatchRow.tenant_id == self._tenant_id,
+                self._select(ImportBatchRow, func.count(ImportBatchRow.id)).where(
                     ImportBatchRow.user_id == user_id,
                     ImportBatchRow.state == ImportState.PENDING.value,
                 )
@@ -105,10 +91,9 @@ class SqlImportRepository(TenantScoped):
 
     def update_item(self, item: ImportItem) -> None:
         self._session.execute(
-            update(ImportItemRow)
-            .where(ImportItemRow.tenant_id == self._tenant_id, ImportItemRow.id == item.id)
+            self._update(ImportItemRow)
+            .where(ImportItemRow.id == item.id)
             .values(review=item.review.value, memory_id=item.memory_id)
-            .execution_options(synchronize_session=False)
         )
 
     def list_items(
@@ -126,15 +111,13 @@ class SqlImportRepository(TenantScoped):
         if not user_id or not lineage_hashes:
             return 0
         result = self._session.execute(
-            update(ImportItemRow)
+            self._update(ImportItemRow)
             .where(
-                ImportItemRow.tenant_id == self._tenant_id,
                 ImportItemRow.user_id == user_id,
                 ImportItemRow.lineage_hash.in_(lineage_hashes),
                 ImportItemRow.review == ItemReview.PENDING.value,
             )
             .values(review=ItemReview.REJECTED.value)
-            .execution_options(synchronize_session=False)
         )
         return int(result.rowcount)  # type: ignore[attr-defined]
 
@@ -157,10 +140,7 @@ class SqlImportRepository(TenantScoped):
         )
         if ids:
             self._session.execute(
-                update(ImportItemRow)
-                .where(ImportItemRow.tenant_id == self._tenant_id, ImportItemRow.id.in_(ids))
-                .values(text="")
-                .execution_options(synchronize_session=False)
+                self._update(ImportItemRow).where(ImportItemRow.id.in_(ids)).values(text="")
             )
         return ids
 
@@ -208,10 +188,9 @@ def _inflate(stored: bytes) -> bytes:
     return archive
 
 
-def _batch_columns(batch: ImportBatch, tenant_id: str) -> dict[str, Any]:
+def _batch_columns(batch: ImportBatch) -> dict[str, Any]:
     return {
         "id": batch.id,
-        "tenant_id": tenant_id,
         "user_id": batch.user_id,
         "format": batch.format.value,
         "archive_sha256": batch.archive_sha256,
@@ -248,11 +227,10 @@ def _batch(row: Any) -> ImportBatch:
     )
 
 
-def _item_columns(item: ImportItem, tenant_id: str) -> dict[str, Any]:
+def _item_columns(item: ImportItem) -> dict[str, Any]:
     return {
         "id": item.id,
         "batch_id": item.batch_id,
-        "tenant_id": tenant_id,
         "user_id": item.user_id,
         "ordinal": item.ordinal,
         "outcome": item.outcome.value,
@@ -294,13 +272,18 @@ class SqlImportQueue:
     expires (its replica died mid-parse) makes the batch claimable again, and the attempt
     count tells the parser when to give up."""
 
-    def __init__(self, sessions: Callable[[], AbstractContextManager[Session]]) -> None:
-        self._sessions = sessions
+    def __init__(self, all_tenants: Callable[[], AbstractContextManager[AllTenants]]) -> None:
+        self._all_tenants = all_tenants
 
     def claim(self, owner: str, now: datetime, lease_seconds: float) -> tuple[str, str] | None:
-        with self._sessions() as session:
-            row = session.execute(
-                select(ImportBatchRow.tenant_id, ImportBatchRow.id, ImportBatchRow.attempts)
+        with self._all_tenants() as everyone:
+            row = everyone.session.execute(
+                everyone.select(
+                    ImportBatchRow,
+                    ImportBatchRow.tenant_id,
+                    ImportBatchRow.id,
+                    ImportBatchRow.attempts,
+                )
                 .where(
                     ImportBatchRow.state == ImportState.PENDING.value,
                     or_(ImportBatchRow.lease_until.is_(None), ImportBatchRow.lease_until < now),
@@ -311,14 +294,13 @@ class SqlImportQueue:
             ).first()
             if row is None:
                 return None
-            session.execute(
-                update(ImportBatchRow)
+            everyone.session.execute(
+                everyone.update(ImportBatchRow)
                 .where(ImportBatchRow.tenant_id == row.tenant_id, ImportBatchRow.id == row.id)
                 .values(
                     attempts=row.attempts + 1,
                     lease_owner=owner,
                     lease_until=now + timedelta(seconds=lease_seconds),
                 )
-                .execution_options(synchronize_session=False)
             )
             return row.tenant_id, row.id

@@ -1,5 +1,5 @@
-"""Repositories bound to one tenant. Every read starts from `TenantScoped._select`, so no query
-can forget the tenant filter (I7)."""
+"""Repositories bound to one tenant. Every statement starts from a `TenantScoped` helper
+(`storage/scoped.py`), so none can forget the tenant (I7)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
-from sqlalchemy import Select, and_, delete, false, func, insert, or_, select, update
+from sqlalchemy import and_, false, func, or_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -50,57 +50,18 @@ from memory_service.storage.models import (
     ConversationRow,
     CustomerGrantRow,
     CustomerRow,
-    DocumentRow,
     IdempotencyRow,
     IdempotencyShownRow,
-    ImportBatchRow,
-    ImportItemRow,
     MemoryRow,
     MemoryUsageRow,
     MessageRow,
     OutboxRow,
     OverrideRow,
     RevisionRow,
-    TaskCheckpointRow,
-    TaskRow,
 )
+from memory_service.storage.scoped import AllTenants, TenantScoped
 
-Row = TypeVar(
-    "Row",
-    MemoryRow,
-    RevisionRow,
-    ConversationRow,
-    MessageRow,
-    CustomerGrantRow,
-    IdempotencyRow,
-    OverrideRow,
-    CustomerRow,
-    ImportBatchRow,
-    ImportItemRow,
-    MemoryUsageRow,
-    DocumentRow,
-    TaskRow,
-    TaskCheckpointRow,
-)
 IN_CLAUSE_CHUNK = 500
-
-
-class TenantScoped:
-    def __init__(self, session: Session, tenant_id: str) -> None:
-        self._session = session
-        self._tenant_id = tenant_id
-
-    def _select(self, model: type[Row], *columns: Any) -> Select[Any]:
-        """Plain rows, not ORM entities: reads are the hot path and need no identity map."""
-        table = model.__table__
-        return select(*(columns or table.columns)).where(table.c.tenant_id == self._tenant_id)
-
-    def _insert(self, row: Any) -> None:
-        self._session.add(row)
-        try:
-            self._session.flush()
-        except IntegrityError as error:
-            raise WriteConflict(str(error.orig)) from error
 
 
 class SqlMemoryRepository(TenantScoped):
@@ -169,8 +130,7 @@ class SqlMemoryRepository(TenantScoped):
             yield
             try:
                 for model, pending in self._deferred.items():  # memories before revisions
-                    if pending:
-                        self._session.execute(insert(model), pending)
+                    self._insert_many(model, pending)
             except IntegrityError as error:
                 raise WriteConflict(str(error.orig)) from error
         finally:
@@ -243,7 +203,6 @@ class SqlMemoryRepository(TenantScoped):
             MemoryRow,
             {
                 "id": memory.id,
-                "tenant_id": self._tenant_id,
                 "scope_type": memory.scope.type.value,
                 "scope_id": memory.scope.id,
                 "key": memory.key,
@@ -261,13 +220,13 @@ class SqlMemoryRepository(TenantScoped):
             self.add_revision(revision)
 
     def add_revision(self, revision: Revision) -> None:
-        self._add_row(RevisionRow, {"tenant_id": self._tenant_id, **_revision_columns(revision)})
+        self._add_row(RevisionRow, _revision_columns(revision))
 
     def _add_row(self, model: type[MemoryRow] | type[RevisionRow], row: dict[str, Any]) -> None:
         if self._deferred is not None:
             self._deferred[model].append(row)  # inserted with the others when `preloaded` ends
         else:
-            self._insert(model(**row))
+            self._insert(model, **row)
 
     def update_revision(self, revision: Revision) -> None:
         """Every column but the source-change mark, which only `mark_source_changed` writes: a
@@ -276,14 +235,12 @@ class SqlMemoryRepository(TenantScoped):
         columns = _revision_columns(revision)
         del columns["source_change_time"]
         self._session.execute(
-            update(RevisionRow)
+            self._update(RevisionRow)
             .where(
-                RevisionRow.tenant_id == self._tenant_id,
                 RevisionRow.memory_id == revision.memory_id,
                 RevisionRow.number == revision.number,
             )
             .values(**columns)
-            .execution_options(synchronize_session=False)
         )
 
     def citing_document(self, uri: str) -> list[Memory]:
@@ -307,22 +264,17 @@ class SqlMemoryRepository(TenantScoped):
 
     def claim_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
         result = self._session.execute(
-            update(MemoryRow)
-            .where(
-                MemoryRow.tenant_id == self._tenant_id,
-                MemoryRow.id == memory_id,
-                MemoryRow.version == expected_version,
-            )
+            self._update(MemoryRow)
+            .where(MemoryRow.id == memory_id, MemoryRow.version == expected_version)
             .values(version=expected_version + 1, update_time=now)
-            .execution_options(synchronize_session=False)
         )
         return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
     def mark_deleted(self, memory_id: str, now: datetime, key_hash: str) -> None:
         """The row stays as a marker: the key is replaced by its hash."""
         self._session.execute(
-            update(MemoryRow)
-            .where(MemoryRow.tenant_id == self._tenant_id, MemoryRow.id == memory_id)
+            self._update(MemoryRow)
+            .where(MemoryRow.id == memory_id)
             .values(
                 live=None,
                 delete_time=now,
@@ -331,7 +283,6 @@ class SqlMemoryRepository(TenantScoped):
                 key_context="",
                 key_hash=key_hash,
             )
-            .execution_options(synchronize_session=False)
         )
 
     def list_after(self, query: MemoryQuery, after_id: str, limit: int) -> list[Memory]:
@@ -503,27 +454,23 @@ class SqlTranscriptRepository(TenantScoped):
 
     def add_conversation(self, conversation: Conversation) -> None:
         self._insert(
-            ConversationRow(
-                tenant_id=self._tenant_id,
-                id=conversation.id,
-                owner_user_id=conversation.owner_user_id,
-                last_sequence=0,
-                create_time=conversation.create_time,
-            )
+            ConversationRow,
+            id=conversation.id,
+            owner_user_id=conversation.owner_user_id,
+            last_sequence=0,
+            create_time=conversation.create_time,
         )
 
     def claim_sequences(self, owner_user_id: str, conversation_id: str, count: int) -> int:
         """The row update also serializes concurrent appends to one conversation."""
         last = self._session.execute(
-            update(ConversationRow)
+            self._update(ConversationRow)
             .where(
-                ConversationRow.tenant_id == self._tenant_id,
                 ConversationRow.owner_user_id == owner_user_id,
                 ConversationRow.id == conversation_id,
             )
             .values(last_sequence=ConversationRow.last_sequence + count)
             .returning(ConversationRow.last_sequence)
-            .execution_options(synchronize_session=False)
         ).scalar_one()
         return int(last) - count + 1
 
@@ -533,12 +480,11 @@ class SqlTranscriptRepository(TenantScoped):
     def add_messages(self, messages: Sequence[Message]) -> None:
         """One multi-row INSERT."""
         try:
-            self._session.execute(
-                insert(MessageRow),
+            self._insert_many(
+                MessageRow,
                 [
                     {
                         "id": message.id,
-                        "tenant_id": self._tenant_id,
                         "conversation_id": message.conversation_id,
                         "sequence": message.sequence,
                         "speaker": message.speaker.value,
@@ -616,19 +562,16 @@ class SqlGrantRepository(TenantScoped):
 
     def add(self, grant: CustomerGrant) -> None:
         self._insert(
-            CustomerGrantRow(
-                tenant_id=self._tenant_id,
-                user_id=grant.user_id,
-                customer_id=grant.customer_id,
-                granted_by_user_id=grant.granted_by_user_id,
-                create_time=grant.create_time,
-            )
+            CustomerGrantRow,
+            user_id=grant.user_id,
+            customer_id=grant.customer_id,
+            granted_by_user_id=grant.granted_by_user_id,
+            create_time=grant.create_time,
         )
 
     def remove(self, user_id: str, customer_id: str) -> bool:
         result = self._session.execute(
-            delete(CustomerGrantRow).where(
-                CustomerGrantRow.tenant_id == self._tenant_id,
+            self._delete(CustomerGrantRow).where(
                 CustomerGrantRow.user_id == user_id,
                 CustomerGrantRow.customer_id == customer_id,
             )
@@ -705,32 +648,28 @@ class SqlIdempotencyRepository(TenantScoped):
         is removed: deleting a live one would let a duplicate do the work twice.
         """
         self._session.execute(
-            delete(IdempotencyRow).where(
-                IdempotencyRow.tenant_id == self._tenant_id,
+            self._delete(IdempotencyRow).where(
                 IdempotencyRow.user_id == user_id,
                 IdempotencyRow.request_id == request_id,
                 IdempotencyRow.create_time < expired,
             )
         )
         self._session.execute(
-            delete(IdempotencyShownRow).where(
-                IdempotencyShownRow.tenant_id == self._tenant_id,
+            self._delete(IdempotencyShownRow).where(
                 IdempotencyShownRow.user_id == user_id,
                 IdempotencyShownRow.request_id == request_id,
                 IdempotencyShownRow.create_time < expired,
             )
         )
         self._insert(
-            IdempotencyRow(
-                tenant_id=self._tenant_id,
-                user_id=user_id,
-                request_id=request_id,
-                method=stored.method,
-                fingerprint=stored.fingerprint,
-                response=stored.response,
-                create_time=stored.create_time,
-                memory_id=stored.memory_id or None,
-            )
+            IdempotencyRow,
+            user_id=user_id,
+            request_id=request_id,
+            method=stored.method,
+            fingerprint=stored.fingerprint,
+            response=stored.response,
+            create_time=stored.create_time,
+            memory_id=stored.memory_id or None,
         )
 
     def record(self, user_id: str, request_id: str, response: bytes, shown: Sequence[str]) -> None:
@@ -738,21 +677,16 @@ class SqlIdempotencyRepository(TenantScoped):
         transaction as its effect. The first shown memory marks the row as showing one; a
         batch lists all of them in `idempotency_shown` as well."""
         self._session.execute(
-            update(IdempotencyRow)
-            .where(
-                IdempotencyRow.tenant_id == self._tenant_id,
-                IdempotencyRow.user_id == user_id,
-                IdempotencyRow.request_id == request_id,
-            )
+            self._update(IdempotencyRow)
+            .where(IdempotencyRow.user_id == user_id, IdempotencyRow.request_id == request_id)
             .values(response=response, memory_id=shown[0] if shown else None)
         )
         if len(shown) > 1:
             now = utcnow()
-            self._session.execute(
-                insert(IdempotencyShownRow),
+            self._insert_many(
+                IdempotencyShownRow,
                 [
                     {
-                        "tenant_id": self._tenant_id,
                         "memory_id": memory_id,
                         "user_id": user_id,
                         "request_id": request_id,
@@ -766,14 +700,12 @@ class SqlIdempotencyRepository(TenantScoped):
         if not record_ids:
             return 0
         result = self._session.execute(
-            update(IdempotencyRow)
+            self._update(IdempotencyRow)
             .where(
-                IdempotencyRow.tenant_id == self._tenant_id,
                 or_(
                     IdempotencyRow.memory_id.in_(record_ids),
-                    select(IdempotencyShownRow.memory_id)
+                    self._select(IdempotencyShownRow, IdempotencyShownRow.memory_id)
                     .where(
-                        IdempotencyShownRow.tenant_id == self._tenant_id,
                         IdempotencyShownRow.user_id == IdempotencyRow.user_id,
                         IdempotencyShownRow.request_id == IdempotencyRow.request_id,
                         IdempotencyShownRow.memory_id.in_(record_ids),
@@ -782,15 +714,18 @@ class SqlIdempotencyRepository(TenantScoped):
                 ),
             )
             .values(response=b"")
-            .execution_options(synchronize_session=False)
         )
         return int(result.rowcount)  # type: ignore[attr-defined]
 
 
-def purge_idempotency_keys(session: Session, older_than: datetime) -> int:
-    """Maintenance across tenants: forget request ids past their retention."""
-    session.execute(delete(IdempotencyShownRow).where(IdempotencyShownRow.create_time < older_than))
-    result = session.execute(delete(IdempotencyRow).where(IdempotencyRow.create_time < older_than))
+def purge_idempotency_keys(everyone: AllTenants, older_than: datetime) -> int:
+    """Retention across tenants: forget request ids past their retention."""
+    everyone.session.execute(
+        everyone.delete(IdempotencyShownRow).where(IdempotencyShownRow.create_time < older_than)
+    )
+    result = everyone.session.execute(
+        everyone.delete(IdempotencyRow).where(IdempotencyRow.create_time < older_than)
+    )
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 
@@ -799,41 +734,32 @@ class SqlOutboxRepository(TenantScoped):
 
     def enqueue(self, memory_id: str, due_time: datetime, now: datetime) -> None:
         self.queued_now = self.queued_now or due_time <= now
-        self._session.add(
-            OutboxRow(
-                tenant_id=self._tenant_id,
-                memory_id=memory_id,
-                due_time=due_time,
-                create_time=now,
-                attempts=0,
-                kind=OutboxKind.MEMORY.value,
-            )
+        self._insert(
+            OutboxRow,
+            memory_id=memory_id,
+            due_time=due_time,
+            create_time=now,
+            attempts=0,
+            kind=OutboxKind.MEMORY.value,
         )
 
     def enqueue_tenant(self, kind: OutboxKind, now: datetime) -> None:
         self.queued_now = True
-        self._session.add(
-            OutboxRow(
-                tenant_id=self._tenant_id,
-                memory_id="",
-                due_time=now,
-                create_time=now,
-                attempts=0,
-                kind=kind.value,
-            )
+        self._insert(
+            OutboxRow, memory_id="", due_time=now, create_time=now, attempts=0, kind=kind.value
         )
 
     def pending(self, now: datetime) -> tuple[int, bool]:
-        mine = OutboxRow.tenant_id == self._tenant_id
         changes = self._session.scalar(
-            select(func.count(func.distinct(OutboxRow.memory_id))).where(
-                mine,
+            self._select(OutboxRow, func.count(func.distinct(OutboxRow.memory_id))).where(
                 OutboxRow.kind == OutboxKind.MEMORY.value,
                 or_(OutboxRow.due_time <= now, OutboxRow.attempts > 0),
             )
         )
         tenant_work = self._session.scalar(
-            select(OutboxRow.id).where(mine, OutboxRow.kind != OutboxKind.MEMORY.value).limit(1)
+            self._select(OutboxRow, OutboxRow.id)
+            .where(OutboxRow.kind != OutboxKind.MEMORY.value)
+            .limit(1)
         )
         return int(changes or 0), tenant_work is not None
 
@@ -842,16 +768,16 @@ class SqlOutboxStore:
     """Cross-tenant by design: the drain worker serves every tenant. `FOR UPDATE SKIP LOCKED`
     lets several replicas claim disjoint items on PostgreSQL; SQLite serializes writers anyway."""
 
-    def __init__(self, sessions: Callable[[], AbstractContextManager[Session]]) -> None:
-        self._sessions = sessions
+    def __init__(self, all_tenants: Callable[[], AbstractContextManager[AllTenants]]) -> None:
+        self._all_tenants = all_tenants
 
     def claim(
         self, owner: str, limit: int, now: datetime, lease_seconds: float
     ) -> list[OutboxItem]:
-        with self._sessions() as session:
+        with self._all_tenants() as everyone:
             rows = list(
-                session.scalars(
-                    select(OutboxRow)
+                everyone.session.scalars(
+                    everyone.select(OutboxRow)
                     .where(
                         OutboxRow.due_time <= now,
                         or_(OutboxRow.lease_until.is_(None), OutboxRow.lease_until < now),
@@ -863,11 +789,10 @@ class SqlOutboxStore:
             )
             if not rows:
                 return []
-            session.execute(
-                update(OutboxRow)
+            everyone.session.execute(
+                everyone.update(OutboxRow)
                 .where(OutboxRow.id.in_([row.id for row in rows]))
                 .values(lease_owner=owner, lease_until=now + timedelta(seconds=lease_seconds))
-                .execution_options(synchronize_session=False)
             )
             return [
                 OutboxItem(
@@ -883,40 +808,45 @@ class SqlOutboxStore:
             ]
 
     def expand(self, owner: str, item: OutboxItem, memory_ids: list[str], now: datetime) -> bool:
-        with self._sessions() as session:
-            done = session.execute(
-                delete(OutboxRow).where(OutboxRow.id == item.id, OutboxRow.lease_owner == owner)
+        with self._all_tenants() as everyone:
+            done = everyone.session.execute(
+                everyone.delete(OutboxRow).where(
+                    OutboxRow.id == item.id, OutboxRow.lease_owner == owner
+                )
             )
             if not done.rowcount:  # type: ignore[attr-defined]
                 return False
-            session.add_all(
-                OutboxRow(
-                    tenant_id=item.tenant_id,
-                    memory_id=memory_id,
-                    due_time=now,
-                    create_time=now,
-                    attempts=0,
-                    kind=OutboxKind.REFILL.value,
-                )
-                for memory_id in memory_ids
+            everyone.insert_many(
+                OutboxRow,
+                [
+                    {
+                        "tenant_id": item.tenant_id,
+                        "memory_id": memory_id,
+                        "due_time": now,
+                        "create_time": now,
+                        "attempts": 0,
+                        "kind": OutboxKind.REFILL.value,
+                    }
+                    for memory_id in memory_ids
+                ],
             )
             return True
 
     def complete(self, owner: str, ids: list[int]) -> None:
-        with self._sessions() as session:
+        with self._all_tenants() as everyone:
             for chunk in chunks([str(i) for i in ids], IN_CLAUSE_CHUNK):
-                session.execute(
-                    delete(OutboxRow).where(
+                everyone.session.execute(
+                    everyone.delete(OutboxRow).where(
                         OutboxRow.id.in_([int(i) for i in chunk]), OutboxRow.lease_owner == owner
                     )
                 )
 
     def retry(self, owner: str, items: list[OutboxItem], error: str, now: datetime) -> None:
-        with self._sessions() as session:
+        with self._all_tenants() as everyone:
             for item in items:
                 delay = min(60.0, 0.5 * 2**item.attempts) * random.uniform(0.8, 1.2)
-                session.execute(
-                    update(OutboxRow)
+                everyone.session.execute(
+                    everyone.update(OutboxRow)
                     .where(OutboxRow.id == item.id, OutboxRow.lease_owner == owner)
                     .values(
                         attempts=item.attempts + 1,
@@ -925,36 +855,33 @@ class SqlOutboxStore:
                         lease_until=None,
                         last_error=error[:2000],
                     )
-                    .execution_options(synchronize_session=False)
                 )
 
     def release(self, owner: str, ids: list[int] | None, error: str) -> None:
-        with self._sessions() as session:
+        with self._all_tenants() as everyone:
             values = {"lease_owner": None, "lease_until": None, "last_error": error[:2000]}
             if ids is None:
-                session.execute(
-                    update(OutboxRow)
+                everyone.session.execute(
+                    everyone.update(OutboxRow)
                     .where(OutboxRow.lease_owner == owner)
                     .values(**values)
-                    .execution_options(synchronize_session=False)
                 )
                 return
             for chunk in chunks([str(i) for i in ids], IN_CLAUSE_CHUNK):
-                session.execute(
-                    update(OutboxRow)
+                everyone.session.execute(
+                    everyone.update(OutboxRow)
                     .where(
                         OutboxRow.id.in_([int(i) for i in chunk]), OutboxRow.lease_owner == owner
                     )
                     .values(**values)
-                    .execution_options(synchronize_session=False)
                 )
 
     def depth(self, now: datetime) -> tuple[int, datetime | None]:
-        with self._sessions() as session:
-            count, oldest = session.execute(
-                select(func.count(OutboxRow.id), func.min(OutboxRow.create_time)).where(
-                    OutboxRow.due_time <= now
-                )
+        with self._all_tenants() as everyone:
+            count, oldest = everyone.session.execute(
+                everyone.select(
+                    OutboxRow, func.count(OutboxRow.id), func.min(OutboxRow.create_time)
+                ).where(OutboxRow.due_time <= now)
             ).one()
         return int(count), (oldest.replace(tzinfo=UTC) if oldest is not None else None)
 
@@ -962,21 +889,19 @@ class SqlOutboxStore:
 class SqlOverrideRepository(TenantScoped):
     def add(self, override: Override) -> None:
         self._insert(
-            OverrideRow(
-                id=override.id,
-                tenant_id=self._tenant_id,
-                parent_type=override.parent_type.value,
-                parent_id=override.parent_id,
-                key=override.key,
-                key_context=override.key_context,
-                scope_type=override.scope.type.value,
-                scope_id=override.scope.id,
-                value=override.value,
-                expire_time=override.expire_time,
-                create_time=override.create_time,
-                author_user_id=override.author_user_id,
-                evidence_ref=override.evidence_ref,
-            )
+            OverrideRow,
+            id=override.id,
+            parent_type=override.parent_type.value,
+            parent_id=override.parent_id,
+            key=override.key,
+            key_context=override.key_context,
+            scope_type=override.scope.type.value,
+            scope_id=override.scope.id,
+            value=override.value,
+            expire_time=override.expire_time,
+            create_time=override.create_time,
+            author_user_id=override.author_user_id,
+            evidence_ref=override.evidence_ref,
         )
 
     def active(
@@ -1009,9 +934,7 @@ class SqlOverrideRepository(TenantScoped):
 
     def remove(self, override_id: str) -> bool:
         result = self._session.execute(
-            delete(OverrideRow).where(
-                OverrideRow.tenant_id == self._tenant_id, OverrideRow.id == override_id
-            )
+            self._delete(OverrideRow).where(OverrideRow.id == override_id)
         )
         return bool(result.rowcount)  # type: ignore[attr-defined]
 
@@ -1038,23 +961,17 @@ class SqlCustomerRepository(TenantScoped):
         existing = self.get(customer.customer_id)
         if existing is None:
             self._insert(
-                CustomerRow(
-                    tenant_id=self._tenant_id,
-                    customer_id=customer.customer_id,
-                    display_name=customer.display_name,
-                    match_name=match_name,
-                    create_time=customer.create_time,
-                )
+                CustomerRow,
+                customer_id=customer.customer_id,
+                display_name=customer.display_name,
+                match_name=match_name,
+                create_time=customer.create_time,
             )
             return customer
         self._session.execute(
-            update(CustomerRow)
-            .where(
-                CustomerRow.tenant_id == self._tenant_id,
-                CustomerRow.customer_id == customer.customer_id,
-            )
+            self._update(CustomerRow)
+            .where(CustomerRow.customer_id == customer.customer_id)
             .values(display_name=customer.display_name, match_name=match_name)
-            .execution_options(synchronize_session=False)
         )
         return Customer(
             self._tenant_id, customer.customer_id, customer.display_name, existing.create_time
@@ -1101,9 +1018,7 @@ class SqlCustomerRepository(TenantScoped):
 
     def remove(self, customer_id: str) -> bool:
         result = self._session.execute(
-            delete(CustomerRow).where(
-                CustomerRow.tenant_id == self._tenant_id, CustomerRow.customer_id == customer_id
-            )
+            self._delete(CustomerRow).where(CustomerRow.customer_id == customer_id)
         )
         return bool(result.rowcount)  # type: ignore[attr-defined]
 
@@ -1112,14 +1027,18 @@ def _customer(row: Any) -> Customer:
     return Customer(row.tenant_id, row.customer_id, row.display_name, row.create_time)
 
 
-def purge_deletion_markers(session: Session, older_than: datetime) -> int:
-    """Maintenance across tenants: drop deletion markers (no text) past their retention."""
-    expired = select(MemoryRow.id).where(
+def purge_deletion_markers(everyone: AllTenants, older_than: datetime) -> int:
+    """Retention across tenants: drop deletion markers (no text) past their retention."""
+    expired = everyone.select(MemoryRow, MemoryRow.id).where(
         MemoryRow.live.is_(None), MemoryRow.delete_time < older_than
     )
-    session.execute(delete(RevisionRow).where(RevisionRow.memory_id.in_(expired)))
-    session.execute(delete(MemoryUsageRow).where(MemoryUsageRow.memory_id.in_(expired)))
-    result = session.execute(
-        delete(MemoryRow).where(MemoryRow.live.is_(None), MemoryRow.delete_time < older_than)
+    everyone.session.execute(everyone.delete(RevisionRow).where(RevisionRow.memory_id.in_(expired)))
+    everyone.session.execute(
+        everyone.delete(MemoryUsageRow).where(MemoryUsageRow.memory_id.in_(expired))
+    )
+    result = everyone.session.execute(
+        everyone.delete(MemoryRow).where(
+            MemoryRow.live.is_(None), MemoryRow.delete_time < older_than
+        )
     )
     return int(result.rowcount)  # type: ignore[attr-defined]

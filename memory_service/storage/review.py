@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, update
+from sqlalchemy import and_, func
 
 from memory_service.domain.model import (
     DocumentVersion,
@@ -25,7 +25,8 @@ from memory_service.storage.models import (
     MemoryUsageRow,
     RevisionRow,
 )
-from memory_service.storage.repositories import SqlMemoryRepository, TenantScoped, _visible
+from memory_service.storage.repositories import SqlMemoryRepository, _visible
+from memory_service.storage.scoped import TenantScoped
 
 
 class SqlDocumentRepository(TenantScoped):
@@ -39,37 +40,32 @@ class SqlDocumentRepository(TenantScoped):
 
     def put(self, document: DocumentVersion) -> None:
         updated = self._session.execute(
-            update(DocumentRow)
-            .where(DocumentRow.tenant_id == self._tenant_id, DocumentRow.uri == document.uri)
+            self._update(DocumentRow)
+            .where(DocumentRow.uri == document.uri)
             .values(
                 version=document.version,
                 report_time=document.report_time,
                 reported_by=document.reported_by,
             )
-            .execution_options(synchronize_session=False)
         )
         if updated.rowcount == 0:  # type: ignore[attr-defined]
             self._insert(
-                DocumentRow(
-                    tenant_id=self._tenant_id,
-                    uri=document.uri,
-                    version=document.version,
-                    report_time=document.report_time,
-                    reported_by=document.reported_by,
-                )
+                DocumentRow,
+                uri=document.uri,
+                version=document.version,
+                report_time=document.report_time,
+                reported_by=document.reported_by,
             )
 
     def mark_source_changed(self, memory_id: str, number: int, now: datetime) -> bool:
         result = self._session.execute(
-            update(RevisionRow)
+            self._update(RevisionRow)
             .where(
-                RevisionRow.tenant_id == self._tenant_id,
                 RevisionRow.memory_id == memory_id,
                 RevisionRow.number == number,
                 RevisionRow.source_change_time.is_(None),
             )
             .values(source_change_time=now)
-            .execution_options(synchronize_session=False)
         )
         return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
@@ -112,7 +108,7 @@ class SqlReviewRepository(SqlMemoryRepository):
         self, visibility: Visibility, cutoff: datetime, after_id: str, limit: int
     ) -> list[Memory]:
         used = and_(
-            MemoryUsageRow.tenant_id == MemoryRow.tenant_id,
+            self._mine(MemoryUsageRow),
             MemoryUsageRow.memory_id == MemoryRow.id,
         )
         statement = (

@@ -34,6 +34,13 @@ from memory_service.storage.repositories import (
 )
 from memory_service.storage.review import SqlDocumentRepository, SqlReviewRepository
 from memory_service.storage.tasks import SqlTaskRepository, purge_ended_tasks
+from memory_service.storage.scoped import (
+    EVERY_TENANT,
+    SCOPE_OPTION,
+    AllTenants,
+    TenantScope,
+    guard_tenant_scope,
+)
 from memory_service.storage.usage import SqlUsageRepository, SqlUsageStore
 
 READ_ONLY = "crmmem_read_only"
@@ -158,13 +165,25 @@ class SqlUnitOfWork:
 
 
 class SqlUnitOfWorkFactory:
-    def __init__(self, engine: Engine) -> None:
+    """Units of work over one tenant, and the one named unit of work across all of them.
+
+    With `check_scope` every statement a unit of work sends is checked against its tenant
+    (`storage/scoped.py`); the tests and their servers run so."""
+
+    def __init__(self, engine: Engine, *, check_scope: bool = False) -> None:
         self.engine = engine
         self._read_engine = engine.execution_options(**{READ_ONLY: True})
+        self._check_scope = check_scope
+        if check_scope:
+            guard_tenant_scope(engine)
+
+    def _bind(self, engine: Engine, scope: TenantScope) -> Engine:
+        """The connection carries its scope only while it is checked: nothing changes otherwise."""
+        return engine.execution_options(**{SCOPE_OPTION: scope}) if self._check_scope else engine
 
     @contextmanager
     def __call__(self, tenant_id: str, *, write: bool) -> Iterator[SqlUnitOfWork]:
-        bind = self.engine if write else self._read_engine
+        bind = self._bind(self.engine if write else self._read_engine, TenantScope(tenant_id))
         with Session(bind=bind, expire_on_commit=False, autoflush=False) as session:
             try:
                 with _unreachable_is_unavailable():
@@ -182,14 +201,16 @@ class SqlUnitOfWorkFactory:
             return False
 
     @contextmanager
-    def maintenance(self) -> Iterator[Session]:
-        """A transaction across tenants, for housekeeping and the outbox only. Connection
-        failures are told apart as in a unit of work, so the workers can tell an outage (and
-        say so once) from a fault of their own."""
-        with Session(bind=self.engine, expire_on_commit=False) as session:
+    def all_tenants(self) -> Iterator[AllTenants]:
+        """One transaction across every tenant, committed on leaving: only for the outbox
+        drain, the import lease and retention purges. Connection failures are told apart as in
+        a unit of work, so the workers can tell an outage (and say so once) from a fault of
+        their own."""
+        bind = self._bind(self.engine, EVERY_TENANT)
+        with Session(bind=bind, expire_on_commit=False) as session:
             try:
                 with _unreachable_is_unavailable():
-                    yield session
+                    yield AllTenants(session)
                     session.flush()
                 try:
                     session.commit()
@@ -201,13 +222,13 @@ class SqlUnitOfWorkFactory:
                 _rollback(session)
 
     def outbox_store(self) -> SqlOutboxStore:
-        return SqlOutboxStore(self.maintenance)
+        return SqlOutboxStore(self.all_tenants)
 
     def import_queue(self) -> SqlImportQueue:
-        return SqlImportQueue(self.maintenance)
+        return SqlImportQueue(self.all_tenants)
 
     def usage_store(self) -> SqlUsageStore:
-        return SqlUsageStore(self.maintenance)
+        return SqlUsageStore(self.all_tenants)
 
     def purge_ended_tasks(self, ended_before: datetime) -> int:
         """Tasks of every tenant that ended before then, with their checkpoints."""

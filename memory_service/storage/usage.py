@@ -7,12 +7,11 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 
 from sqlalchemy import case
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
 from memory_service.domain.ports import chunks
 from memory_service.storage.models import MemoryUsageRow
-from memory_service.storage.repositories import IN_CLAUSE_CHUNK, TenantScoped
+from memory_service.storage.repositories import IN_CLAUSE_CHUNK
+from memory_service.storage.scoped import AllTenants, TenantScoped
 
 
 class SqlUsageRepository(TenantScoped):
@@ -32,8 +31,8 @@ class SqlUsageStore:
     """Cross-tenant by design: one flush writes what every tenant's reads noted. A time only
     moves forward, so flushes from several replicas in any order keep the latest use."""
 
-    def __init__(self, sessions: Callable[[], AbstractContextManager[Session]]) -> None:
-        self._sessions = sessions
+    def __init__(self, all_tenants: Callable[[], AbstractContextManager[AllTenants]]) -> None:
+        self._all_tenants = all_tenants
 
     def record(self, uses: Mapping[tuple[str, str], datetime]) -> None:
         if not uses:
@@ -42,16 +41,15 @@ class SqlUsageStore:
             {"tenant_id": tenant, "memory_id": memory, "last_used_time": when}
             for (tenant, memory), when in sorted(uses.items())  # one lock order for all replicas
         ]
-        with self._sessions() as session:
-            dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-            statement = dialect.insert(MemoryUsageRow)
+        with self._all_tenants() as everyone:
+            statement = everyone.upsert(MemoryUsageRow)
             current = MemoryUsageRow.__table__.c.last_used_time
             later = case(
                 (statement.excluded.last_used_time > current, statement.excluded.last_used_time),
                 else_=current,
             )
             for start in range(0, len(rows), IN_CLAUSE_CHUNK):
-                session.execute(
+                everyone.session.execute(
                     statement.on_conflict_do_update(
                         index_elements=["tenant_id", "memory_id"],
                         set_={"last_used_time": later},

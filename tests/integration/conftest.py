@@ -25,4 +25,4 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
 
 @pytest.fixture
 def units(engine: Engine) -> SqlUnitOfWorkFactory:
-    return SqlUnitOfWorkFactory(engine)
+    return SqlUnitOfWorkFactory(engine, check_scope=True)

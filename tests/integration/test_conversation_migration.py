@@ -48,7 +48,7 @@ def test_existing_conversations_survive_and_ids_become_per_user(
                     {"id": f"{sequence:032x}", "s": sequence, "t": stamp},
                 )
         migrate.upgrade(engine)
-        units = SqlUnitOfWorkFactory(engine)
+        units = SqlUnitOfWorkFactory(engine, check_scope=True)
         with units("t1", write=True) as uow:
             conversation = uow.transcript.get_conversation("alice", "call-1")
             assert conversation is not None

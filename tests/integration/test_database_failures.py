@@ -137,7 +137,7 @@ def test_connection_lost_before_commit_is_database_unavailable(
 
 def test_a_database_that_does_not_answer_is_unavailable_and_unreachable() -> None:
     engine = create_database_engine("postgresql+psycopg://postgres@127.0.0.1:1/nothing")
-    units = SqlUnitOfWorkFactory(engine)
+    units = SqlUnitOfWorkFactory(engine, check_scope=True)
     assert not units.reachable()
     with pytest.raises(DatabaseUnavailable), units("t1", write=False) as uow:
         uow.memories.get("m1")

@@ -34,6 +34,7 @@ from crmmem_runtime.shared_secret import METADATA_KEY
 TEST_JWT_SECRET = "test-secret-" + "x" * 32
 # What the test sidecars and the memory services wired to them share (retrieval_service.auth).
 TEST_RETRIEVAL_SECRET = "test-retrieval-secret-" + "y" * 32
+SCOPE_VIOLATION = "TenantScopeViolation"  # storage/scoped.py, logged by any failed call
 JWT_ISSUER = "crmmem"
 JWT_AUDIENCE = "crmmem.memory"
 
@@ -170,6 +171,8 @@ class ServerProcess:
         return self.log_path.read_text(errors="replace")
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> int:
+        """Stops the process; fails if it ever sent a statement outside its tenant, even from a
+        background worker whose failure no call saw."""
         for channel in self.channels:
             channel.close()
         if self.process.poll() is None:
@@ -179,6 +182,9 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.log_path.exists() and SCOPE_VIOLATION in (log := self.log()):
+            start = log.index(SCOPE_VIOLATION)
+            raise AssertionError(f"a statement left its tenant:\n{log[start - 2000 : start + 500]}")
         return self.process.returncode
 
 
@@ -194,7 +200,8 @@ def start_server(
     workdir.mkdir(parents=True, exist_ok=True)
     port_file = workdir / f"port-{uuid.uuid4().hex}"
     log_path = workdir / f"{module}-{uuid.uuid4().hex[:6]}.log"
-    full_env = {**os.environ, **env, "PORT_FILE": str(port_file)}
+    # Every statement of every unit of work is checked against its tenant (storage/scoped.py).
+    full_env = {**os.environ, "MEMORY_CHECK_TENANT_SCOPE": "1", **env, "PORT_FILE": str(port_file)}
     log = log_path.open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", module, "serve"],

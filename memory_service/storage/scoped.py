@@ -1,0 +1,279 @@
+"""Tenant scoping, enforced in one place (I7).
+
+Every table holds one tenant's rows (each has a `tenant_id` column), and every statement against
+one is built here: `TenantScoped` writes the tenant predicate (or, for an insert, the tenant
+column) into the statement before a repository adds its own conditions, and `AllTenants` is the
+one named way to work across tenants (the outbox drain, the import lease, retention purges).
+
+Two checks keep it that way. `scripts/check_tenant_scope.py` (part of `make lint`) fails when
+code anywhere else builds a statement on a tenant table. `guard_tenant_scope` looks at every
+statement a unit of work sends to the database and raises `TenantScopeViolation` unless each
+tenant table it reads or writes is limited to the unit of work's tenant by a top-level
+`tenant_id = <that tenant>` condition; raw SQL that names a tenant table is refused outright.
+The test suite and its servers run with the guard on (`MEMORY_CHECK_TENANT_SCOPE=1`).
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    Delete,
+    Engine,
+    Select,
+    Table,
+    Update,
+    delete,
+    event,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+from sqlalchemy.sql import operators, visitors
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.dml import Insert
+from sqlalchemy.sql.elements import BinaryExpression, BooleanClauseList, ColumnClause, Grouping
+from sqlalchemy.sql.selectable import Alias, FromClause, Join, TableClause
+
+from memory_service.domain.errors import WriteConflict
+from memory_service.storage.models import Base
+
+TENANT_COLUMN = "tenant_id"
+TENANT_TABLES = frozenset(
+    table.name for table in Base.metadata.sorted_tables if TENANT_COLUMN in table.c
+)
+TENANT_MODELS = frozenset(
+    mapper.class_.__name__
+    for mapper in Base.registry.mappers
+    if cast(Table, mapper.local_table).name in TENANT_TABLES
+)
+SCOPE_OPTION = "crmmem_tenant_scope"
+_NAMES_A_TENANT_TABLE = re.compile(
+    r"\b(" + "|".join(sorted(TENANT_TABLES, key=len, reverse=True)) + r")\b", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class TenantScope:
+    """What a unit of work's connection may touch: one tenant's rows, or (None) every tenant's."""
+
+    tenant_id: str | None
+
+
+EVERY_TENANT = TenantScope(None)
+
+
+class TenantScopeViolation(RuntimeError):
+    """A statement reached a tenant table without being limited to the unit of work's tenant."""
+
+
+def _table(model: type[Base]) -> Table:
+    return cast(Table, model.__table__)
+
+
+class TenantScoped:
+    """The base of every repository: statements on tenant tables start here, already scoped."""
+
+    def __init__(self, session: Session, tenant_id: str) -> None:
+        self._session = session
+        self._tenant_id = tenant_id
+
+    def _mine(self, model: type[Base]) -> ColumnElement[bool]:
+        return _table(model).c[TENANT_COLUMN] == self._tenant_id
+
+    def _select(self, model: type[Base], *columns: Any) -> Select[Any]:
+        """Plain rows, not ORM entities: reads are the hot path and need no identity map."""
+        return select(*(columns or _table(model).columns)).where(self._mine(model))
+
+    def _update(self, model: type[Base]) -> Update:
+        return update(model).where(self._mine(model)).execution_options(synchronize_session=False)
+
+    def _delete(self, model: type[Base]) -> Delete:
+        return delete(model).where(self._mine(model)).execution_options(synchronize_session=False)
+
+    def _insert(self, model: type[Base], **values: Any) -> None:
+        """One row in this tenant; a unique-key clash is a `WriteConflict`."""
+        try:
+            self._session.execute(
+                insert(_table(model)).values({**values, TENANT_COLUMN: self._tenant_id})
+            )
+        except IntegrityError as error:
+            raise WriteConflict(str(error.orig)) from error
+
+    def _insert_many(self, model: type[Base], rows: Sequence[Mapping[str, Any]]) -> None:
+        """One multi-row INSERT, no ORM objects kept until commit."""
+        if rows:
+            self._session.execute(
+                insert(_table(model)), [{**row, TENANT_COLUMN: self._tenant_id} for row in rows]
+            )
+
+
+class AllTenants:
+    """The unit of work that spans tenants, for work that serves every tenant by design: the
+    outbox drain, the import lease and retention purges. Its statements carry no tenant
+    predicate, and the guard lets them through only on a connection opened as this."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def select(self, model: type[Base], *columns: Any) -> Select[Any]:
+        """ORM rows of `model` when no columns are named."""
+        return select(*(columns or (model,)))
+
+    def update(self, model: type[Base]) -> Update:
+        return update(model).execution_options(synchronize_session=False)
+
+    def delete(self, model: type[Base]) -> Delete:
+        return delete(model).execution_options(synchronize_session=False)
+
+    def insert_many(self, model: type[Base], rows: Sequence[Mapping[str, Any]]) -> None:
+        """Each row names its own tenant."""
+        if rows:
+            self.session.execute(insert(_table(model)), list(rows))
+
+    def upsert(self, model: type[Base]) -> postgresql.Insert | sqlite.Insert:
+        """An INSERT that can take ON CONFLICT DO UPDATE, in the dialect of this database."""
+        if self.session.get_bind().dialect.name == "postgresql":
+            return postgresql.insert(_table(model))
+        return sqlite.insert(_table(model))
+
+
+_guarded: weakref.WeakSet[Engine] = weakref.WeakSet()
+# Compiled statements are cached by SQLAlchemy, so each shape is analysed once: the names of the
+# bound parameters that must equal the tenant, or why the shape can never be scoped.
+_requirements: weakref.WeakKeyDictionary[SQLCompiler, tuple[str, ...] | str] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def guard_tenant_scope(engine: Engine) -> None:
+    """Checks every statement sent on a connection that a unit of work opened with a
+    `TenantScope` (connections without one, such as migrations, are not units of work)."""
+    if engine in _guarded:
+        return
+    _guarded.add(engine)
+    event.listen(engine, "before_cursor_execute", _check_statement)
+
+
+def _check_statement(
+    conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
+) -> None:
+    scope = conn.get_execution_options().get(SCOPE_OPTION)
+    if not isinstance(scope, TenantScope) or scope.tenant_id is None:
+        return
+    check_statement(statement, context, scope.tenant_id)
+
+
+def check_statement(statement: str, context: Any, tenant_id: str) -> None:
+    """Raises `TenantScopeViolation` unless the statement stays inside `tenant_id`."""
+    compiled = getattr(context, "compiled", None)
+    node = getattr(compiled, "statement", None)
+    if not isinstance(compiled, SQLCompiler) or not isinstance(
+        node, Select | Update | Delete | Insert
+    ):
+        # Raw SQL (text, driver SQL, DDL): nothing to inspect but its words.
+        if found := _NAMES_A_TENANT_TABLE.search(statement):
+            raise TenantScopeViolation(
+                f"raw SQL names the tenant table {found.group(1)}: {statement[:200]}"
+            )
+        return
+    required = _requirements.get(compiled)
+    if required is None:
+        required = _analyse(compiled)
+        _requirements[compiled] = required
+    if isinstance(required, str):
+        raise TenantScopeViolation(f"{required}: {statement[:200]}")
+    for parameters in context.compiled_parameters:
+        for name in required:
+            if parameters.get(name) != tenant_id:
+                raise TenantScopeViolation(
+                    f"a tenant predicate names another tenant than the unit of work's: "
+                    f"{statement[:200]}"
+                )
+
+
+def _analyse(compiled: SQLCompiler) -> tuple[str, ...] | str:
+    """The bound parameters that must hold the tenant id, one per tenant table the statement
+    (or any statement nested in it) reads or writes; or the reason it is unscoped."""
+    names: list[str] = []
+    for node in visitors.iterate(compiled.statement):
+        if isinstance(node, Insert):
+            if _name(node.table) in TENANT_TABLES:
+                names.append(TENANT_COLUMN)  # an INSERT's parameters are named by column
+            continue
+        if isinstance(node, Select):
+            froms = node.get_final_froms()
+            targets = [t for f in froms for t in _tables(f)]
+            # an outer-joined table carries its tenant predicate in the join's ON clause
+            where = [node.whereclause, *(on for f in froms for on in _ons(f))]
+        elif isinstance(node, Update | Delete):
+            targets = list(_tables(node.table))
+            where = [node.whereclause]
+        else:
+            continue
+        for target in targets:
+            bound = _tenant_bind(where, target)
+            if bound is None or bound not in compiled.bind_names:
+                return f"{target.name} is read or written without a top-level tenant predicate"
+            names.append(compiled.bind_names[bound])
+    return tuple(names)
+
+
+def _name(table: Any) -> str:
+    return str(getattr(table, "name", ""))
+
+
+def _tables(clause: FromClause) -> Iterator[TableClause | Alias]:
+    """The tenant tables (or aliases of one) a FROM item reads; subqueries are checked as
+    statements of their own."""
+    if isinstance(clause, Join):
+        yield from _tables(clause.left)
+        yield from _tables(clause.right)
+    elif isinstance(clause, TableClause | Alias) and _tenant_table(clause):
+        yield clause
+
+
+def _tenant_table(clause: TableClause | Alias) -> bool:
+    return _name(clause.element if isinstance(clause, Alias) else clause) in TENANT_TABLES
+
+
+def _ons(clause: FromClause) -> Iterator[Any]:
+    if isinstance(clause, Join):
+        yield clause.onclause
+        yield from _ons(clause.left)
+        yield from _ons(clause.right)
+
+
+def _conjuncts(clause: Any) -> Iterator[Any]:
+    """The conditions that all must hold: an OR anywhere above a condition takes it out."""
+    if isinstance(clause, Grouping):
+        yield from _conjuncts(clause.element)
+    elif isinstance(clause, BooleanClauseList) and clause.operator is operators.and_:
+        for part in clause.clauses:
+            yield from _conjuncts(part)
+    elif clause is not None:
+        yield clause
+
+
+def _tenant_bind(where: list[Any], target: TableClause | Alias) -> BindParameter[Any] | None:
+    for condition in (c for clause in where for c in _conjuncts(clause)):
+        if not isinstance(condition, BinaryExpression) or condition.operator is not operators.eq:
+            continue
+        for column, value in ((condition.left, condition.right), (condition.right, condition.left)):
+            if (
+                isinstance(column, ColumnClause)
+                and column.name == TENANT_COLUMN
+                and _name(column.table) == target.name
+                and isinstance(value, BindParameter)
+            ):
+                return value
+    return None
