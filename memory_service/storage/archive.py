@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func
 
 from memory_service.domain.model import Customer, ImportBatch, Memory, Message
 from memory_service.domain.ports import chunks
@@ -47,11 +47,9 @@ class SqlArchiveRepository(TenantScoped):
     def ids_in_use(self, kind: str, ids: list[str]) -> set[str]:
         """Which of `ids` some row of this kind already has, in ANY tenant: these tables are
         keyed by id alone. Only the ids come back, never whose they are."""
-        table = ID_TABLES[kind]
         taken: set[str] = set()
         for part in chunks(sorted(set(ids)), IN_CLAUSE_CHUNK):
-            rows = self._session.execute(select(table.id).where(table.id.in_(part)))
-            taken.update(row.id for row in rows)
+            taken |= self._ids_in_any_tenant(ID_TABLES[kind], part)
         return taken
 
     def messages(self, ids: list[str]) -> dict[str, Message]:
