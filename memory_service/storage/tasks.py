@@ -5,13 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, exists, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import and_, exists
 
 from memory_service.domain.errors import WriteConflict
 from memory_service.domain.model import Task, TaskCheckpoint, TaskState
 from memory_service.storage.models import TaskCheckpointRow, TaskRow
-from memory_service.storage.repositories import TenantScoped
+from memory_service.storage.scoped import AllTenants, TenantScoped
 
 
 class SqlTaskRepository(TenantScoped):
@@ -55,38 +54,33 @@ class SqlTaskRepository(TenantScoped):
 
     def add(self, task: Task) -> None:
         self._insert(
-            TaskRow(
-                tenant_id=self._tenant_id,
-                owner_user_id=task.owner_user_id,
-                id=task.id,
-                state=task.state.value,
-                checkpoint_count=task.checkpoint_count,
-                create_time=task.create_time,
-                update_time=task.update_time,
-                end_time=task.end_time,
-            )
+            TaskRow,
+            owner_user_id=task.owner_user_id,
+            id=task.id,
+            state=task.state.value,
+            checkpoint_count=task.checkpoint_count,
+            create_time=task.create_time,
+            update_time=task.update_time,
+            end_time=task.end_time,
         )
 
     def add_checkpoint(self, owner_user_id: str, task_id: str, checkpoint: TaskCheckpoint) -> None:
         self._insert(
-            TaskCheckpointRow(
-                tenant_id=self._tenant_id,
-                owner_user_id=owner_user_id,
-                task_id=task_id,
-                sequence=checkpoint.sequence,
-                step=checkpoint.step,
-                total_steps=checkpoint.total_steps,
-                status_text=checkpoint.status_text,
-                payload=checkpoint.payload_json,
-                create_time=checkpoint.create_time,
-            )
+            TaskCheckpointRow,
+            owner_user_id=owner_user_id,
+            task_id=task_id,
+            sequence=checkpoint.sequence,
+            step=checkpoint.step,
+            total_steps=checkpoint.total_steps,
+            status_text=checkpoint.status_text,
+            payload=checkpoint.payload_json,
+            create_time=checkpoint.create_time,
         )
 
     def update(self, task: Task, expected: Task) -> None:
         result = self._session.execute(
-            update(TaskRow)
+            self._update(TaskRow)
             .where(
-                TaskRow.tenant_id == self._tenant_id,
                 TaskRow.owner_user_id == task.owner_user_id,
                 TaskRow.id == task.id,
                 TaskRow.state == expected.state.value,
@@ -98,7 +92,6 @@ class SqlTaskRepository(TenantScoped):
                 update_time=task.update_time,
                 end_time=task.end_time,
             )
-            .execution_options(synchronize_session=False)
         )
         if result.rowcount != 1:  # type: ignore[attr-defined]
             raise WriteConflict(f"tasks/{task.id} changed meanwhile")
@@ -132,14 +125,14 @@ def _checkpoint(row: Any) -> TaskCheckpoint:
     )
 
 
-def purge_ended_tasks(session: Session, ended_before: datetime) -> int:
+def purge_ended_tasks(everyone: AllTenants, ended_before: datetime) -> int:
     """Maintenance across tenants: tasks that ended before `ended_before`, with every
     checkpoint they had. Returns how many tasks went."""
     expired = and_(TaskRow.end_time.is_not(None), TaskRow.end_time < ended_before)
-    session.execute(
-        delete(TaskCheckpointRow).where(
+    everyone.session.execute(
+        everyone.delete(TaskCheckpointRow).where(
             exists(
-                select(TaskRow.id).where(
+                everyone.select(TaskRow, TaskRow.id).where(
                     TaskRow.tenant_id == TaskCheckpointRow.tenant_id,
                     TaskRow.owner_user_id == TaskCheckpointRow.owner_user_id,
                     TaskRow.id == TaskCheckpointRow.task_id,
@@ -148,5 +141,5 @@ def purge_ended_tasks(session: Session, ended_before: datetime) -> int:
             )
         )
     )
-    result = session.execute(delete(TaskRow).where(expired))
+    result = everyone.session.execute(everyone.delete(TaskRow).where(expired))
     return int(result.rowcount)  # type: ignore[attr-defined]

@@ -33,7 +33,6 @@ from memory_service.storage.repositories import (
     SqlTranscriptRepository,
 )
 from memory_service.storage.review import SqlDocumentRepository, SqlReviewRepository
-from memory_service.storage.tasks import SqlTaskRepository, purge_ended_tasks
 from memory_service.storage.scoped import (
     EVERY_TENANT,
     SCOPE_OPTION,
@@ -41,6 +40,7 @@ from memory_service.storage.scoped import (
     TenantScope,
     guard_tenant_scope,
 )
+from memory_service.storage.tasks import SqlTaskRepository, purge_ended_tasks
 from memory_service.storage.usage import SqlUsageRepository, SqlUsageStore
 
 READ_ONLY = "crmmem_read_only"
@@ -232,8 +232,8 @@ class SqlUnitOfWorkFactory:
 
     def purge_ended_tasks(self, ended_before: datetime) -> int:
         """Tasks of every tenant that ended before then, with their checkpoints."""
-        with self.maintenance() as session:
-            return purge_ended_tasks(session, ended_before)
+        with self.all_tenants() as everyone:
+            return purge_ended_tasks(everyone, ended_before)
 
 
 @contextmanager
