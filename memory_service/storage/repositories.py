@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, false, func, or_
+from sqlalchemy import and_, false, func, or_, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -704,13 +704,14 @@ class SqlIdempotencyRepository(TenantScoped):
             .where(
                 or_(
                     IdempotencyRow.memory_id.in_(record_ids),
-                    self._select(IdempotencyShownRow, IdempotencyShownRow.memory_id)
-                    .where(
-                        IdempotencyShownRow.user_id == IdempotencyRow.user_id,
-                        IdempotencyShownRow.request_id == IdempotencyRow.request_id,
-                        IdempotencyShownRow.memory_id.in_(record_ids),
-                    )
-                    .exists(),
+                    # uncorrelated, so the subquery is scoped on its own (storage/scoped.py)
+                    tuple_(IdempotencyRow.user_id, IdempotencyRow.request_id).in_(
+                        self._select(
+                            IdempotencyShownRow,
+                            IdempotencyShownRow.user_id,
+                            IdempotencyShownRow.request_id,
+                        ).where(IdempotencyShownRow.memory_id.in_(record_ids))
+                    ),
                 ),
             )
             .values(response=b"")
