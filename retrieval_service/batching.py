@@ -6,6 +6,10 @@ recall would degrade exactly when writes are busiest. Here the thread always tak
 query (one batched forward pass) before the next chunk of documents, so a query waits at most for
 one small chunk. Chunks are sized by time, not count: as many documents as the model embedded in
 about `chunk_seconds` lately, so on a busy machine chunks shrink and a query's wait stays bounded.
+When no query has come for `quiet_seconds`, chunks are as large as the model batches well
+(`MAX_CHUNK`): the first query after a quiet spell waits for at most one such chunk, and chunks
+shrink again while queries keep coming. A job's texts are embedded shortest first, so a chunk
+pads its texts to similar lengths; the vectors are handed back in the caller's order.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import TypeVar
 MAX_QUERY_BATCH = 32
 MIN_CHUNK = 4
 MAX_CHUNK = 64
+QUIET_SECONDS = 1.0
 T = TypeVar("T")
 
 
@@ -30,6 +35,18 @@ class _DocumentJob:
     texts: Sequence[str]
     future: Future[list[list[float]]]
     vectors: list[list[float]] = field(default_factory=list)
+    # Positions of `texts`, shortest first: `vectors[i]` belongs to `texts[order[i]]`.
+    order: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.order = sorted(range(len(self.texts)), key=lambda i: len(self.texts[i]))
+
+    def result(self) -> list[list[float]]:
+        """The vectors in the caller's order."""
+        ordered: list[list[float]] = [[] for _ in self.texts]
+        for position, vector in zip(self.order, self.vectors, strict=True):
+            ordered[position] = vector
+        return ordered
 
 
 class EmbeddingLane:
@@ -41,10 +58,13 @@ class EmbeddingLane:
         embed: Callable[[Sequence[str]], list[list[float]]],
         query_wait_seconds: float = 0.0,
         chunk_seconds: float = 0.025,
+        quiet_seconds: float = QUIET_SECONDS,
     ) -> None:
         self._embed = embed
         self._wait = query_wait_seconds
         self._chunk_seconds = chunk_seconds
+        self._quiet = quiet_seconds
+        self._last_query = -float("inf")  # monotonic time the last query was queued
         self._per_document = chunk_seconds / 16  # a guess until the first chunk is measured
         self._queries: deque[tuple[str, Future[list[float]]]] = deque()
         self._documents: deque[_DocumentJob] = deque()
@@ -66,6 +86,7 @@ class EmbeddingLane:
         future: Future[list[float]] = Future()
         with self._ready:
             self._queries.append((text, future))
+            self._last_query = time.monotonic()
             self._ready.notify()
         return await asyncio.wrap_future(future)
 
@@ -143,8 +164,11 @@ class EmbeddingLane:
             self._finish(job)
             return
         start = len(job.vectors)
-        size = int(self._chunk_seconds / self._per_document)
-        chunk = job.texts[start : start + min(MAX_CHUNK, max(MIN_CHUNK, size))]
+        if time.monotonic() - self._last_query >= self._quiet:
+            size = MAX_CHUNK
+        else:
+            size = min(MAX_CHUNK, max(MIN_CHUNK, int(self._chunk_seconds / self._per_document)))
+        chunk = [job.texts[i] for i in job.order[start : start + size]]
         began = time.monotonic()
         try:
             job.vectors.extend(self._embed(chunk))
@@ -156,7 +180,7 @@ class EmbeddingLane:
             return
         if len(job.vectors) >= len(job.texts):
             self._finish(job)
-            job.future.set_result(job.vectors)
+            job.future.set_result(job.result())
 
     def _finish(self, job: _DocumentJob) -> None:
         with self._ready:

@@ -1,0 +1,72 @@
+"""The sidecar's model lane: documents go in large, length-sorted chunks while no query comes,
+answers keep the caller's order, and a waiting query runs before the next chunk."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Sequence
+
+from retrieval_service.batching import MAX_CHUNK, EmbeddingLane
+
+
+class Recorder:
+    """A model whose vector is the text's length; it can be held mid-call."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+        self.release = threading.Event()
+        self.release.set()
+        self.entered = threading.Event()
+
+    def __call__(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        self.entered.set()
+        self.release.wait(5)
+        time.sleep(0.001)
+        return [[float(len(text))] for text in texts]
+
+
+def texts(count: int) -> list[str]:
+    return ["x" * (1 + (index * 37) % 101) for index in range(count)]
+
+
+def test_documents_go_in_large_chunks_shortest_first_and_come_back_in_order() -> None:
+    model = Recorder()
+    lane = EmbeddingLane(model, chunk_seconds=0.0001)
+    lane.start()
+    try:
+        sent = texts(200)
+        vectors = asyncio.run(lane.embed_documents(sent))
+    finally:
+        lane.stop()
+    assert vectors == [[float(len(text))] for text in sent]
+    assert [len(call) for call in model.calls] == [MAX_CHUNK, MAX_CHUNK, MAX_CHUNK, 8]
+    lengths = [len(text) for call in model.calls for text in call]
+    assert lengths == sorted(lengths)
+
+
+def test_a_query_runs_before_the_next_chunk_and_chunks_shrink_while_queries_come() -> None:
+    model = Recorder()
+    lane = EmbeddingLane(model, chunk_seconds=0.0001, quiet_seconds=60)
+    lane.start()
+
+    async def scenario() -> tuple[list[list[float]], list[float]]:
+        model.release.clear()
+        documents = asyncio.ensure_future(lane.embed_documents(texts(200)))
+        await asyncio.get_running_loop().run_in_executor(None, model.entered.wait, 5)
+        query = asyncio.ensure_future(lane.embed_query("q" * 7))
+        await asyncio.sleep(0.05)
+        model.release.set()
+        return await documents, await query
+
+    try:
+        vectors, vector = asyncio.run(scenario())
+    finally:
+        lane.stop()
+    assert vector == [7.0]
+    sizes = [len(call) for call in model.calls]
+    assert model.calls[1] == ["q" * 7], sizes  # the query, right after the chunk in hand
+    assert max(sizes[2:]) < MAX_CHUNK, sizes  # a query came lately: small chunks
+    assert vectors == [[float(len(text))] for text in texts(200)]
