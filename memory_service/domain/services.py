@@ -307,6 +307,18 @@ class MemoryUseCases:
         review: bool = False,
     ) -> tuple[Memory, Revision]:
         """`review` keeps even the subject's own words a CANDIDATE (proposals from extractors)."""
+        with self._secrets.remembering():  # the value is often the evidence's text
+            return self._create(uow, identity, command, now, review=review)
+
+    def _create(
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        command: CreateMemory,
+        now: datetime,
+        *,
+        review: bool,
+    ) -> tuple[Memory, Revision]:
         self._refuse_secrets(command.revision)
         scope = authority.default_subject(command.scope, identity)
         self._policy.require_write(uow, identity, scope)
@@ -386,7 +398,7 @@ class MemoryUseCases:
             rules.lineage_of(c.revision.provenance.evidence, c.revision.provenance.document_version)
             for c in commands
         ]
-        with uow.memories.preloaded(keys, lineages):
+        with uow.memories.preloaded(keys, lineages), self._secrets.remembering():
             for index, command in enumerate(commands):
                 with batch_item("requests", index):
                     created.append(self.create(uow, identity, command, now))

@@ -223,3 +223,27 @@ def test_one_check_of_a_typical_value_is_cheap() -> None:
     assert 80 <= len(text) <= 100
     median, _ = per_call_seconds(text)
     assert median < 0.005
+
+
+class CountingScanner:
+    def __init__(self) -> None:
+        self.scanned: list[str] = []
+
+    def find(self, text: str) -> str:
+        self.scanned.append(text)
+        return "API key" if "sk_live" in text else ""
+
+
+def test_within_one_call_a_text_is_scanned_once_and_its_verdict_kept() -> None:
+    scanner = CountingScanner()
+    detector, other = SecretDetector(scanner), SecretDetector()
+    with detector.remembering():
+        assert detector.kind("we ship on fridays") == ""
+        assert detector.kind("we ship on fridays") == ""
+        assert detector.kind("key sk_live_abc") == "API key"
+        with pytest.raises(InvalidArgument):
+            detector.refuse("revision.value", "key sk_live_abc")
+        assert other.kind("key sk_live_abc") == ""  # no scanner: its own verdict, not ours
+    assert scanner.scanned == ["we ship on fridays", "key sk_live_abc"]
+    assert detector.kind("we ship on fridays") == ""  # the call ended: scanned again
+    assert len(scanner.scanned) == 3
