@@ -6,8 +6,9 @@ during COMMIT, `OutcomeUnknown`: both are retryable, and only a request_id makes
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,9 @@ from memory_service.storage.tasks import SqlTaskRepository, purge_ended_tasks
 from memory_service.storage.usage import SqlUsageRepository, SqlUsageStore
 
 READ_ONLY = "crmmem_read_only"
+# As long as SQLite's busy timeout (unit_of_work's PRAGMA): a writer queued in the process
+# gives up when it would have given up queued in SQLite.
+WRITER_WAIT_SECONDS = 30.0
 
 
 def create_database_engine(url: str) -> Engine:
@@ -176,15 +180,35 @@ class SqlUnitOfWorkFactory:
         self._check_scope = check_scope
         if check_scope:
             guard_tenant_scope(engine)
+        # SQLite has one writer at a time, and a writer that finds the lock taken sleeps in
+        # growing steps (up to 100 ms) before it looks again, so under load writers spent more
+        # time asleep than writing. This process's writers queue here instead and start the
+        # moment the previous one ends; other processes still meet SQLite's busy timeout.
+        self._writers = threading.RLock() if engine.dialect.name == "sqlite" else None
 
     def _bind(self, engine: Engine, scope: TenantScope) -> Engine:
         """The connection carries its scope only while it is checked: nothing changes otherwise."""
         return engine.execution_options(**{SCOPE_OPTION: scope}) if self._check_scope else engine
 
     @contextmanager
+    def _writing(self) -> Iterator[None]:
+        if self._writers is None:
+            yield
+            return
+        if not self._writers.acquire(timeout=WRITER_WAIT_SECONDS):  # read at call time (tests)
+            raise DatabaseUnavailable()
+        try:
+            yield
+        finally:
+            self._writers.release()
+
+    @contextmanager
     def __call__(self, tenant_id: str, *, write: bool) -> Iterator[SqlUnitOfWork]:
         bind = self._bind(self.engine if write else self._read_engine, TenantScope(tenant_id))
-        with Session(bind=bind, expire_on_commit=False, autoflush=False) as session:
+        with (
+            self._writing() if write else nullcontext(),
+            Session(bind=bind, expire_on_commit=False, autoflush=False) as session,
+        ):
             try:
                 with _unreachable_is_unavailable():
                     yield SqlUnitOfWork(session, tenant_id)
@@ -207,7 +231,7 @@ class SqlUnitOfWorkFactory:
         a unit of work, so the workers can tell an outage (and say so once) from a fault of
         their own."""
         bind = self._bind(self.engine, EVERY_TENANT)
-        with Session(bind=bind, expire_on_commit=False) as session:
+        with self._writing(), Session(bind=bind, expire_on_commit=False) as session:
             try:
                 with _unreachable_is_unavailable():
                     yield AllTenants(session)
