@@ -85,7 +85,9 @@ def _forms(token: str) -> list[str]:
         return [token.replace(",", "")]
     if _NUMBER.fullmatch(token):
         return [token]
-    if shorthand := _SHORTHAND.fullmatch(token):  # 120k, 1.5m
+    # 120k, 1.5m. Only a token short enough to be kept: a longer one would be dropped anyway,
+    # and its amount can overflow a float (infinity has no integer).
+    if len(token) <= MAX_TOKEN and (shorthand := _SHORTHAND.fullmatch(token)):
         scale = 1_000 if shorthand.group(2) == "k" else 1_000_000
         amount = float(shorthand.group(1)) * scale
         return [token, f"{amount:.0f}" if amount == int(amount) else str(amount)]

@@ -9,7 +9,7 @@ import pytest
 
 from retrieval_service import fusion
 from retrieval_service.index import Hit
-from retrieval_service.lexical import Bm25Encoder, term_index, tokens
+from retrieval_service.lexical import NO_TERMS, Bm25Encoder, term_index, tokens
 
 
 @pytest.mark.parametrize(
@@ -39,6 +39,15 @@ def test_tokens_keep_codes_whole_and_their_parts(text: str, expected: list[str])
 
 def test_a_token_longer_than_the_cap_is_dropped_not_truncated() -> None:
     assert tokens("x" * 65 + " kept") == ["kept"]
+
+
+@pytest.mark.parametrize("amount", ["1" * 400 + "k", "9" * 309 + "m"])
+def test_a_shorthand_amount_beyond_a_float_is_dropped_like_any_long_token(amount: str) -> None:
+    """Scaled, it was infinity, which has no integer: the query (or document) failed."""
+    assert tokens(f"budget {amount}") == ["budget"]
+    assert Bm25Encoder().query(amount) == NO_TERMS
+    assert Bm25Encoder().document(f"budget {amount}") == Bm25Encoder().document("budget")
+    assert tokens(f"net 1,{amount}") == ["net", "1"]  # a list's items meet the same rule
 
 
 def test_term_indices_do_not_depend_on_the_process() -> None:
