@@ -58,12 +58,19 @@ class MemoryCommands:
     def create(
         self, identity: Identity, key: RequestKey[A], command: CreateMemory, present: Changed[A]
     ) -> A:
-        return self._revision_write(
-            identity,
-            key,
-            lambda uow, now: self._memories.create(uow, identity, command, now),
-            present,
-        )
+        with self._memories.remembering_secrets():
+            self._scan_ahead(identity, [command])
+            return self._revision_write(
+                identity,
+                key,
+                lambda uow, now: self._memories.create(uow, identity, command, now),
+                present,
+            )
+
+    def _scan_ahead(self, identity: Identity, commands: Sequence[CreateMemory]) -> None:
+        """The secret checks before the write transaction, so its writer lock (one per SQLite
+        database, shared by every tenant) is not held while they run."""
+        self._tx.read(identity, lambda uow: self._memories.scan_ahead(uow, identity, commands))
 
     def batch_create(
         self,
@@ -80,7 +87,9 @@ class MemoryCommands:
             created = self._memories.create_many(uow, identity, commands, now)
             return Answer(present(created, now), tuple(memory.id for memory, _ in created))
 
-        return self._tx.write(identity, key, work)
+        with self._memories.remembering_secrets():
+            self._scan_ahead(identity, commands)
+            return self._tx.write(identity, key, work)
 
     def correct(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -14,6 +15,7 @@ from memory_service.domain.documents import refuse_secret_in_uri
 from memory_service.domain.errors import (
     Aborted,
     AlreadyExists,
+    DomainError,
     FailedPrecondition,
     InvalidArgument,
     NotFound,
@@ -220,6 +222,21 @@ class EvidenceResolver:
             )
         return item
 
+    def scan_ahead(
+        self, uow: UnitOfWork, identity: Identity, drafts: Sequence[ProvenanceDraft]
+    ) -> None:
+        """Asks the secret rule about the transcript messages these drafts cite that the caller
+        may read, for `MemoryUseCases.scan_ahead`. A citation that does not resolve is left to
+        the write, which refuses it naming its field."""
+        for draft in drafts:
+            if draft.evidence.type is not EvidenceType.TRANSCRIPT_MESSAGE:
+                continue
+            try:
+                message = self.message(uow, identity, draft.evidence.ref, "")
+            except DomainError:
+                continue
+            self._secrets.kind(message.text)
+
     def message(self, uow: UnitOfWork, identity: Identity, name: str, field: str) -> Message:
         conversation_id, message_id = names.parse_message(name, field)
         message = conversations.readable_message(uow, identity, conversation_id, message_id)
@@ -375,6 +392,24 @@ class MemoryUseCases:
         self._schedule_index(uow, memory, now)
         return memory, revision
 
+    def remembering_secrets(self) -> AbstractContextManager[None]:
+        """The secret verdicts made within it are kept for the call: see `scan_ahead`."""
+        return self._secrets.remembering()
+
+    def scan_ahead(
+        self, uow: UnitOfWork, identity: Identity, commands: Sequence[CreateMemory]
+    ) -> None:
+        """Asks the secret rule, in a read transaction before the write, about every text the
+        creates will ask it about (values, quotes, cited messages); inside
+        `remembering_secrets` the write then finds the verdicts made. A message of 32,000
+        characters of digit runs costs the card check about a second: checked inside the write,
+        a batch citing a hundred held SQLite's one writer, every tenant's, for minutes."""
+        _preload_cited(uow, commands)
+        for command in commands:
+            self._secrets.kind(command.revision.value)
+            self._secrets.kind(command.revision.provenance.quote)
+        self._evidence.scan_ahead(uow, identity, [c.revision.provenance for c in commands])
+
     def create_many(
         self, uow: UnitOfWork, identity: Identity, commands: Sequence[CreateMemory], now: datetime
     ) -> Sequence[tuple[Memory, Revision]]:
@@ -382,14 +417,7 @@ class MemoryUseCases:
         refusal names its item (`requests[i]`). What `create` reads about every item (its
         evidence message, the key's live memory and last deletion, whether its evidence was
         withdrawn) is read up front."""
-        cited = []
-        for command in commands:
-            ref = command.revision.provenance.evidence
-            if ref.type is EvidenceType.TRANSCRIPT_MESSAGE:
-                parsed = names.MESSAGE.match(ref.ref)
-                if parsed is not None:
-                    cited.append(parsed[1])
-        uow.transcript.preload_messages(cited)
+        _preload_cited(uow, commands)
         keys = [
             (authority.default_subject(c.scope, identity), c.key, c.key_context) for c in commands
         ]
@@ -903,3 +931,15 @@ class AccessUseCases:
         if not user_id and not identity.is_admin:
             user_id = identity.user_id
         return uow.grants.list_after(user_id or None, after, limit)
+
+
+def _preload_cited(uow: UnitOfWork, commands: Sequence[CreateMemory]) -> None:
+    """The transcript messages the commands cite, read in one statement."""
+    cited = []
+    for command in commands:
+        ref = command.revision.provenance.evidence
+        if ref.type is EvidenceType.TRANSCRIPT_MESSAGE:
+            parsed = names.MESSAGE.match(ref.ref)
+            if parsed is not None:
+                cited.append(parsed[1])
+    uow.transcript.preload_messages(cited)
