@@ -426,9 +426,19 @@ class MemoryUseCases:
             rules.lineage_of(c.revision.provenance.evidence, c.revision.provenance.document_version)
             for c in commands
         ]
+        first: dict[tuple[Scope, str, str], int] = {}
         with uow.memories.preloaded(keys, lineages), self._secrets.remembering():
             for index, command in enumerate(commands):
                 with batch_item("requests", index):
+                    if keys[index] in first:
+                        # The memory an earlier item would create is never stored: name the
+                        # item, not that memory's id (a caller following it finds nothing).
+                        raise AlreadyExists(
+                            f"requests[{first[keys[index]]}] creates a memory with this scope, "
+                            "key and key_context",
+                            metadata={"duplicates": f"requests[{first[keys[index]]}]"},
+                        )
+                    first[keys[index]] = index
                     created.append(self.create(uow, identity, command, now))
         return created
 
