@@ -7,6 +7,8 @@ import threading
 import time
 
 import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 from memory_service.domain.errors import DatabaseUnavailable
 from memory_service.storage import unit_of_work
@@ -60,3 +62,49 @@ def test_a_writer_that_waits_too_long_is_database_unavailable(
     with units("t1", write=True) as uow:  # the lock was handed back
         uow.memories.live_ids()
         uow.commit()
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("failure", ["error", "statement", "unavailable"])
+def test_a_writer_that_fails_hands_the_lock_to_the_next_at_once(
+    units: SqlUnitOfWorkFactory, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    """However the holder's request ends (its own error, a refused statement, the database gone
+    mid-transaction), the next writer, in another thread, is not left waiting."""
+    monkeypatch.setattr(unit_of_work, "WRITER_WAIT_SECONDS", 1.0)
+
+    def fail() -> None:
+        with units("t1", write=True) as uow:
+            uow.memories.live_ids()
+            if failure == "error":
+                raise ValueError("the request's own fault")
+            if failure == "statement":
+                uow.session.execute(text("SELECT * FROM no_such_table"))
+            raise OperationalError("COMMIT", {}, Exception("disk I/O error"))
+
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            fail()
+        except BaseException as error:
+            errors.append(error)
+
+    holder = threading.Thread(target=run)
+    holder.start()
+    holder.join(5)
+    assert errors, "the holder did not fail"
+    follower: list[float] = []
+
+    def write() -> None:
+        asked = time.monotonic()
+        with units("t1", write=True) as uow:
+            uow.memories.live_ids()
+            uow.commit()
+        follower.append(time.monotonic() - asked)
+
+    other = threading.Thread(target=write)
+    other.start()
+    other.join(5)
+    assert follower, "the next writer never got the lock"
+    assert follower[0] < 0.5, follower
