@@ -12,6 +12,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# Benchmarks measure the defaults: the tenant-scope guard parses every statement and is on only in
+# the test suite's servers, so it is switched off for every server a bench starts.
+os.environ["MEMORY_CHECK_TENANT_SCOPE"] = "0"
 
 from tests.support.servers import TEST_RETRIEVAL_SECRET, ServerProcess, start_server  # noqa: E402
 

@@ -200,8 +200,9 @@ def start_server(
     workdir.mkdir(parents=True, exist_ok=True)
     port_file = workdir / f"port-{uuid.uuid4().hex}"
     log_path = workdir / f"{module}-{uuid.uuid4().hex[:6]}.log"
-    # Every statement of every unit of work is checked against its tenant (storage/scoped.py).
-    full_env = {**os.environ, "MEMORY_CHECK_TENANT_SCOPE": "1", **env, "PORT_FILE": str(port_file)}
+    # Every statement of every unit of work is checked against its tenant (storage/scoped.py),
+    # unless the caller's environment says otherwise (the benchmarks measure the defaults).
+    full_env = {"MEMORY_CHECK_TENANT_SCOPE": "1", **os.environ, **env, "PORT_FILE": str(port_file)}
     log = log_path.open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", module, "serve"],
