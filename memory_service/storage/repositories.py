@@ -731,26 +731,45 @@ def purge_idempotency_keys(everyone: AllTenants, older_than: datetime) -> int:
 
 
 class SqlOutboxRepository(TenantScoped):
+    """Memory items are kept until the unit of work commits (or reads the outbox) and then go
+    in as one multi-row INSERT, in the order they were queued: a batch of creates costs one
+    statement for its index work, not one per memory and boundary."""
+
     queued_now = False
+
+    def __init__(self, session: Session, tenant_id: str) -> None:
+        super().__init__(session, tenant_id)
+        self._queued: list[dict[str, Any]] = []
 
     def enqueue(self, memory_id: str, due_time: datetime, now: datetime) -> None:
         self.queued_now = self.queued_now or due_time <= now
-        self._insert(
-            OutboxRow,
-            memory_id=memory_id,
-            due_time=due_time,
-            create_time=now,
-            attempts=0,
-            kind=OutboxKind.MEMORY.value,
+        self._queued.append(
+            {
+                "memory_id": memory_id,
+                "due_time": due_time,
+                "create_time": now,
+                "attempts": 0,
+                "kind": OutboxKind.MEMORY.value,
+            }
         )
+
+    def flush(self) -> None:
+        """Writes the queued items; the unit of work calls it before COMMIT."""
+        rows, self._queued = self._queued, []
+        try:
+            self._insert_many(OutboxRow, rows)
+        except IntegrityError as error:
+            raise WriteConflict(str(error.orig)) from error
 
     def enqueue_tenant(self, kind: OutboxKind, now: datetime) -> None:
         self.queued_now = True
+        self.flush()  # after the memory items queued before it
         self._insert(
             OutboxRow, memory_id="", due_time=now, create_time=now, attempts=0, kind=kind.value
         )
 
     def pending(self, now: datetime) -> tuple[int, bool]:
+        self.flush()
         changes = self._session.scalar(
             self._select(OutboxRow, func.count(func.distinct(OutboxRow.memory_id))).where(
                 OutboxRow.kind == OutboxKind.MEMORY.value,

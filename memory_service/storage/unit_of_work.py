@@ -155,6 +155,7 @@ class SqlUnitOfWork:
         self.tasks = SqlTaskRepository(session, tenant_id)
 
     def commit(self) -> None:
+        self.outbox.flush()  # raises WriteConflict on a unique clash, before COMMIT
         try:
             self.session.flush()  # a failure here is before COMMIT: nothing was written
         except IntegrityError as error:

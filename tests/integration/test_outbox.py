@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import event
 
 from memory_service.app.transactions import Answer, RequestKey, Transactions
 from memory_service.domain.model import Identity, utcnow
@@ -142,3 +143,35 @@ def test_a_commit_that_queues_index_work_wakes_the_drain(units: SqlUnitOfWorkFac
     with pytest.raises(RuntimeError):
         tx.write(identity, key, fails)
     assert woken == [1]
+
+
+def test_a_unit_of_work_writes_its_memory_items_in_one_statement_in_order(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    """A batch of creates queues an item per memory (and per future boundary): they go in as
+    one INSERT at commit, in the order queued, and a unit of work that does not commit writes
+    none. The tenant item queued after them keeps its place behind them."""
+    statements: list[str] = []
+
+    def seen(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        if "index_outbox" in statement and statement.lstrip().upper().startswith("INSERT"):
+            statements.append(statement)
+
+    event.listen(units.engine, "before_cursor_execute", seen)
+    try:
+        now = utcnow()
+        with units("t1", write=True) as uow:
+            for n in range(50):
+                uow.outbox.enqueue(f"{n:032x}", now, now)
+            # never committed
+        enqueue(units, 50)
+        assert len(statements) == 1
+        with units("t1", write=True) as uow:
+            uow.outbox.enqueue(f"{99:032x}", now, now)
+            uow.outbox.enqueue_tenant(OutboxKind.RESYNC, now)
+            uow.commit()
+    finally:
+        event.remove(units.engine, "before_cursor_execute", seen)
+    claimed = units.outbox_store().claim("a", 100, utcnow(), 30)
+    assert [item.memory_id for item in claimed] == [f"{n:032x}" for n in (*range(50), 99)] + [""]
+    assert claimed[-1].kind is OutboxKind.RESYNC
