@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, false, func, or_, tuple_
+from sqlalchemy import and_, bindparam, false, func, or_, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -59,7 +59,7 @@ from memory_service.storage.models import (
     OverrideRow,
     RevisionRow,
 )
-from memory_service.storage.scoped import AllTenants, TenantScoped
+from memory_service.storage.scoped import AllTenants, Prepare, TenantScoped
 
 IN_CLAUSE_CHUNK = 500
 
@@ -138,8 +138,10 @@ class SqlMemoryRepository(TenantScoped):
             self._deferred = None
 
     def get(self, memory_id: str) -> Memory | None:
-        row = self._session.execute(
-            self._select(MemoryRow).where(MemoryRow.id == memory_id)
+        row = self._run(
+            "memories.get",
+            lambda p: p.select(MemoryRow).where(MemoryRow.id == bindparam("id")),
+            id=memory_id,
         ).first()
         return None if row is None else self._with_revisions([row])[0]
 
@@ -176,23 +178,29 @@ class SqlMemoryRepository(TenantScoped):
         key_hash = scoped_key_hash(scope.type.value, scope.id, key, key_context)
         if key_hash in self._deleted:
             return self._deleted[key_hash]
-        deleted: datetime | None = self._session.scalars(
-            self._select(MemoryRow, func.max(MemoryRow.delete_time)).where(
-                MemoryRow.key_hash == key_hash, MemoryRow.live.is_(None)
-            )
-        ).first()
+        deleted: datetime | None = self._run(
+            "memories.last_deletion",
+            lambda p: p.select(MemoryRow, func.max(MemoryRow.delete_time)).where(
+                MemoryRow.key_hash == bindparam("key_hash"), MemoryRow.live.is_(None)
+            ),
+            key_hash=key_hash,
+        ).scalar()
         return None if deleted is None else deleted.replace(tzinfo=UTC)
 
     def deleted_lineage(self, evidence_ref: str) -> bool:
         if evidence_ref in self._withdrawn:
             return self._withdrawn[evidence_ref]
-        row = self._session.execute(
-            self._select(RevisionRow, RevisionRow.memory_id)
-            .where(
-                RevisionRow.evidence_ref == lineage_ref_hash(evidence_ref),
-                RevisionRow.status == RevisionStatus.DELETED.value,
-            )
-            .limit(1)
+        row = self._run(
+            "memories.deleted_lineage",
+            lambda p: (
+                p.select(RevisionRow, RevisionRow.memory_id)
+                .where(
+                    RevisionRow.evidence_ref == bindparam("ref"),
+                    RevisionRow.status == RevisionStatus.DELETED.value,
+                )
+                .limit(1)
+            ),
+            ref=lineage_ref_hash(evidence_ref),
         ).first()
         return row is not None
 
@@ -233,14 +241,20 @@ class SqlMemoryRepository(TenantScoped):
         correction racing a document report must not erase the mark, nor the report the
         correction's supersession."""
         columns = _revision_columns(revision)
-        del columns["source_change_time"]
-        self._session.execute(
-            self._update(RevisionRow)
-            .where(
-                RevisionRow.memory_id == revision.memory_id,
-                RevisionRow.number == revision.number,
-            )
-            .values(**columns)
+        del columns["source_change_time"], columns["memory_id"], columns["number"]
+        self._run(
+            "memories.update_revision",
+            lambda p: (
+                p.update(RevisionRow)
+                .where(
+                    RevisionRow.memory_id == bindparam("at_memory_id"),
+                    RevisionRow.number == bindparam("at_number"),
+                )
+                .values({name: bindparam(name) for name in columns})
+            ),
+            at_memory_id=revision.memory_id,
+            at_number=revision.number,
+            **columns,
         )
 
     def citing_document(self, uri: str) -> list[Memory]:
@@ -263,12 +277,21 @@ class SqlMemoryRepository(TenantScoped):
         return self._with_revisions(rows)
 
     def claim_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
-        result = self._session.execute(
-            self._update(MemoryRow)
-            .where(MemoryRow.id == memory_id, MemoryRow.version == expected_version)
-            .values(version=expected_version + 1, update_time=now)
+        result = self._run(
+            "memories.claim_version",
+            lambda p: (
+                p.update(MemoryRow)
+                .where(
+                    MemoryRow.id == bindparam("at_id"), MemoryRow.version == bindparam("expected")
+                )
+                .values(version=bindparam("version"), update_time=bindparam("update_time"))
+            ),
+            at_id=memory_id,
+            expected=expected_version,
+            version=expected_version + 1,
+            update_time=now,
         )
-        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+        return bool(result.rowcount == 1)
 
     def mark_deleted(self, memory_id: str, now: datetime, key_hash: str) -> None:
         """The row stays as a marker: the key is replaced by its hash."""
@@ -286,31 +309,74 @@ class SqlMemoryRepository(TenantScoped):
         )
 
     def list_after(self, query: MemoryQuery, after_id: str, limit: int) -> list[Memory]:
-        statement = self._select(MemoryRow).where(_visible(query.visibility))
-        if after_id:
-            statement = statement.where(MemoryRow.id > after_id)
-        if query.scope_type is not None:
-            statement = statement.where(MemoryRow.scope_type == query.scope_type.value)
-            if query.scope_id:
-                statement = statement.where(MemoryRow.scope_id == query.scope_id)
-        if query.key:
-            statement = statement.where(MemoryRow.key == query.key)
-        if query.kind is not None:
-            statement = statement.where(MemoryRow.kind == query.kind.value)
-        if not query.show_deleted:
-            statement = statement.where(MemoryRow.live.is_(True))
-        if query.changed_since is not None:
-            statement = statement.where(MemoryRow.update_time >= query.changed_since)
-        rows = list(self._session.execute(statement.order_by(MemoryRow.id).limit(limit)))
+        """One prepared statement per combination of the filters given (its shape)."""
+        visibility = query.visibility
+        shape = (
+            "memories.list_after",
+            visibility.user_ids is not None,
+            visibility.customer_ids is not None,
+            visibility.organization,
+            bool(after_id),
+            query.scope_type is not None,
+            query.scope_type is not None and bool(query.scope_id),
+            bool(query.key),
+            query.kind is not None,
+            query.show_deleted,
+            query.changed_since is not None,
+        )
+
+        def build(p: Prepare) -> Any:
+            _, users, customers, organization, after, scope_type, scope_id = shape[:7]
+            key, kind, show_deleted, changed_since = shape[7:]
+            statement = p.select(MemoryRow).where(
+                _visible_among(
+                    bindparam("user_ids", expanding=True) if users else None,
+                    bindparam("customer_ids", expanding=True) if customers else None,
+                    organization,
+                )
+            )
+            if after:
+                statement = statement.where(MemoryRow.id > bindparam("after_id"))
+            if scope_type:
+                statement = statement.where(MemoryRow.scope_type == bindparam("scope_type"))
+            if scope_id:
+                statement = statement.where(MemoryRow.scope_id == bindparam("scope_id"))
+            if key:
+                statement = statement.where(MemoryRow.key == bindparam("key"))
+            if kind:
+                statement = statement.where(MemoryRow.kind == bindparam("kind"))
+            if not show_deleted:
+                statement = statement.where(MemoryRow.live.is_(True))
+            if changed_since:
+                statement = statement.where(MemoryRow.update_time >= bindparam("changed_since"))
+            return statement.order_by(MemoryRow.id).limit(bindparam("limit"))
+
+        rows = self._run(
+            shape,
+            build,
+            user_ids=sorted(visibility.user_ids or ()),
+            customer_ids=sorted(visibility.customer_ids or ()),
+            after_id=after_id,
+            scope_type=query.scope_type.value if query.scope_type is not None else None,
+            scope_id=query.scope_id,
+            key=query.key,
+            kind=query.kind.value if query.kind is not None else None,
+            changed_since=query.changed_since,
+            limit=limit,
+        ).all()
         return self._with_revisions(rows)
 
-    def _with_revisions(self, rows: list[Any]) -> list[Memory]:
+    def _with_revisions(self, rows: Sequence[Any]) -> list[Memory]:
         by_memory: dict[str, list[Revision]] = defaultdict(list)
         for ids in chunks([row.id for row in rows], IN_CLAUSE_CHUNK):
-            revisions = self._session.execute(
-                self._select(RevisionRow)
-                .where(RevisionRow.memory_id.in_(ids))
-                .order_by(RevisionRow.memory_id, RevisionRow.number)
+            revisions = self._run(
+                "memories.revisions",
+                lambda p: (
+                    p.select(RevisionRow)
+                    .where(RevisionRow.memory_id.in_(bindparam("ids", expanding=True)))
+                    .order_by(RevisionRow.memory_id, RevisionRow.number)
+                ),
+                ids=ids,
             )
             for revision in revisions:
                 by_memory[revision.memory_id].append(_revision(revision))
@@ -319,16 +385,24 @@ class SqlMemoryRepository(TenantScoped):
 
 def _visible(visibility: Visibility) -> Any:
     """The visibility rule as SQL, so pagination never counts rows the caller cannot see."""
-    user = MemoryRow.scope_type == ScopeType.USER.value
-    if visibility.user_ids is not None:
-        user = and_(user, MemoryRow.scope_id.in_(sorted(visibility.user_ids)))
-    customer = MemoryRow.scope_type == ScopeType.CUSTOMER.value
-    if visibility.customer_ids is not None:
-        customer = and_(customer, MemoryRow.scope_id.in_(sorted(visibility.customer_ids)))
-    organization = (
-        MemoryRow.scope_type == ScopeType.ORGANIZATION.value if visibility.organization else false()
+    return _visible_among(
+        None if visibility.user_ids is None else sorted(visibility.user_ids),
+        None if visibility.customer_ids is None else sorted(visibility.customer_ids),
+        visibility.organization,
     )
-    return or_(user, customer, organization)
+
+
+def _visible_among(user_ids: Any, customer_ids: Any, organization: bool) -> Any:
+    """`_visible` with the user and customer ids as lists or as (expanding) bound parameters;
+    None: every one."""
+    user = MemoryRow.scope_type == ScopeType.USER.value
+    if user_ids is not None:
+        user = and_(user, MemoryRow.scope_id.in_(user_ids))
+    customer = MemoryRow.scope_type == ScopeType.CUSTOMER.value
+    if customer_ids is not None:
+        customer = and_(customer, MemoryRow.scope_id.in_(customer_ids))
+    scope = MemoryRow.scope_type == ScopeType.ORGANIZATION.value if organization else false()
+    return or_(user, customer, scope)
 
 
 def _revision_columns(revision: Revision) -> dict[str, Any]:
@@ -433,11 +507,14 @@ class SqlTranscriptRepository(TenantScoped):
                 self._known[row.id] = _message(row)
 
     def get_conversation(self, owner_user_id: str, conversation_id: str) -> Conversation | None:
-        row = self._session.execute(
-            self._select(ConversationRow).where(
-                ConversationRow.owner_user_id == owner_user_id,
-                ConversationRow.id == conversation_id,
-            )
+        row = self._run(
+            "transcript.get_conversation",
+            lambda p: p.select(ConversationRow).where(
+                ConversationRow.owner_user_id == bindparam("owner"),
+                ConversationRow.id == bindparam("id"),
+            ),
+            owner=owner_user_id,
+            id=conversation_id,
         ).first()
         if row is None:
             return None
@@ -502,22 +579,30 @@ class SqlTranscriptRepository(TenantScoped):
     def recent_messages(
         self, owner_user_id: str, conversation_id: str, count: int
     ) -> list[Message]:
-        rows = self._session.execute(
-            self._select(MessageRow)
-            .where(
-                MessageRow.author_user_id == owner_user_id,
-                MessageRow.conversation_id == conversation_id,
-            )
-            .order_by(MessageRow.sequence.desc())
-            .limit(count)
-        )
-        return [_message(row) for row in reversed(list(rows))]
+        rows = self._run(
+            "transcript.recent_messages",
+            lambda p: (
+                p.select(MessageRow)
+                .where(
+                    MessageRow.author_user_id == bindparam("owner"),
+                    MessageRow.conversation_id == bindparam("conversation"),
+                )
+                .order_by(MessageRow.sequence.desc())
+                .limit(bindparam("count"))
+            ),
+            owner=owner_user_id,
+            conversation=conversation_id,
+            count=count,
+        ).all()
+        return [_message(row) for row in reversed(rows)]
 
     def get_message(self, message_id: str) -> Message | None:
         if message_id in self._known:
             return self._known[message_id]
-        row = self._session.execute(
-            self._select(MessageRow).where(MessageRow.id == message_id)
+        row = self._run(
+            "transcript.get_message",
+            lambda p: p.select(MessageRow).where(MessageRow.id == bindparam("id")),
+            id=message_id,
         ).first()
         return None if row is None else _message(row)
 
@@ -582,11 +667,15 @@ class SqlGrantRepository(TenantScoped):
         granted: set[str] = set()
         for ids in chunks(sorted(set(customer_ids)), IN_CLAUSE_CHUNK):
             granted.update(
-                self._session.scalars(
-                    self._select(CustomerGrantRow, CustomerGrantRow.customer_id).where(
-                        CustomerGrantRow.user_id == user_id, CustomerGrantRow.customer_id.in_(ids)
-                    )
-                )
+                self._run(
+                    "grants.granted_among",
+                    lambda p: p.select(CustomerGrantRow, CustomerGrantRow.customer_id).where(
+                        CustomerGrantRow.user_id == bindparam("user"),
+                        CustomerGrantRow.customer_id.in_(bindparam("ids", expanding=True)),
+                    ),
+                    user=user_id,
+                    ids=ids,
+                ).scalars()
             )
         return frozenset(granted)
 
@@ -626,11 +715,14 @@ def _grant(row: Any) -> CustomerGrant:
 
 class SqlIdempotencyRepository(TenantScoped):
     def get(self, user_id: str, request_id: str) -> StoredResponse | None:
-        row = self._session.execute(
-            self._select(IdempotencyRow).where(
-                IdempotencyRow.user_id == user_id,
-                IdempotencyRow.request_id == request_id,
-            )
+        row = self._run(
+            "idempotency.get",
+            lambda p: p.select(IdempotencyRow).where(
+                IdempotencyRow.user_id == bindparam("user"),
+                IdempotencyRow.request_id == bindparam("request"),
+            ),
+            user=user_id,
+            request=request_id,
         ).first()
         if row is None:
             return None
@@ -647,20 +739,14 @@ class SqlIdempotencyRepository(TenantScoped):
         then fails (WriteConflict), and the retry replays the stored response. Only an expired row
         is removed: deleting a live one would let a duplicate do the work twice.
         """
-        self._session.execute(
-            self._delete(IdempotencyRow).where(
-                IdempotencyRow.user_id == user_id,
-                IdempotencyRow.request_id == request_id,
-                IdempotencyRow.create_time < expired,
+        for model in (IdempotencyRow, IdempotencyShownRow):
+            self._run(
+                ("idempotency.forget_expired", model),
+                _forget_expired(model),
+                user=user_id,
+                request=request_id,
+                expired=expired,
             )
-        )
-        self._session.execute(
-            self._delete(IdempotencyShownRow).where(
-                IdempotencyShownRow.user_id == user_id,
-                IdempotencyShownRow.request_id == request_id,
-                IdempotencyShownRow.create_time < expired,
-            )
-        )
         self._insert(
             IdempotencyRow,
             user_id=user_id,
@@ -676,10 +762,20 @@ class SqlIdempotencyRepository(TenantScoped):
         """The response of a claimed request id (and the memories it shows), in the same
         transaction as its effect. The first shown memory marks the row as showing one; a
         batch lists all of them in `idempotency_shown` as well."""
-        self._session.execute(
-            self._update(IdempotencyRow)
-            .where(IdempotencyRow.user_id == user_id, IdempotencyRow.request_id == request_id)
-            .values(response=response, memory_id=shown[0] if shown else None)
+        self._run(
+            "idempotency.record",
+            lambda p: (
+                p.update(IdempotencyRow)
+                .where(
+                    IdempotencyRow.user_id == bindparam("user"),
+                    IdempotencyRow.request_id == bindparam("request"),
+                )
+                .values(response=bindparam("response"), memory_id=bindparam("memory_id"))
+            ),
+            user=user_id,
+            request=request_id,
+            response=response,
+            memory_id=shown[0] if shown else None,
         )
         if len(shown) > 1:
             now = utcnow()
@@ -717,6 +813,17 @@ class SqlIdempotencyRepository(TenantScoped):
             .values(response=b"")
         )
         return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+def _forget_expired(
+    model: type[IdempotencyRow] | type[IdempotencyShownRow],
+) -> Callable[[Prepare], Any]:
+    """Deletes the row of a request id (user, request) created before `expired`."""
+    return lambda p: p.delete(model).where(
+        model.user_id == bindparam("user"),
+        model.request_id == bindparam("request"),
+        model.create_time < bindparam("expired"),
+    )
 
 
 def purge_idempotency_keys(everyone: AllTenants, older_than: datetime) -> int:
@@ -933,17 +1040,31 @@ class SqlOverrideRepository(TenantScoped):
         limit: int,
         author_user_id: str | None,
     ) -> list[Override]:
-        statement = self._select(OverrideRow).where(
-            OverrideRow.parent_type == parent_type.value,
-            OverrideRow.parent_id == parent_id,
-            OverrideRow.expire_time > instant,
-            OverrideRow.create_time <= instant,
+        shape = ("overrides.active", author_user_id is not None, bool(after_id))
+
+        def build(p: Prepare) -> Any:
+            statement = p.select(OverrideRow).where(
+                OverrideRow.parent_type == bindparam("parent_type"),
+                OverrideRow.parent_id == bindparam("parent_id"),
+                OverrideRow.expire_time > bindparam("instant"),
+                OverrideRow.create_time <= bindparam("instant"),
+            )
+            if shape[1]:
+                statement = statement.where(OverrideRow.author_user_id == bindparam("author"))
+            if shape[2]:
+                statement = statement.where(OverrideRow.id > bindparam("after_id"))
+            return statement.order_by(OverrideRow.id).limit(bindparam("limit"))
+
+        rows = self._run(
+            shape,
+            build,
+            parent_type=parent_type.value,
+            parent_id=parent_id,
+            instant=instant,
+            author=author_user_id,
+            after_id=after_id,
+            limit=limit,
         )
-        if author_user_id is not None:
-            statement = statement.where(OverrideRow.author_user_id == author_user_id)
-        if after_id:
-            statement = statement.where(OverrideRow.id > after_id)
-        rows = self._session.execute(statement.order_by(OverrideRow.id).limit(limit))
         return [_override(row) for row in rows]
 
     def get(self, override_id: str) -> Override | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -29,6 +29,7 @@ from sqlalchemy import (
     Select,
     Table,
     Update,
+    bindparam,
     delete,
     event,
     insert,
@@ -36,6 +37,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import operators, visitors
@@ -58,6 +60,9 @@ TENANT_MODELS = frozenset(
 )
 SCOPE_OPTION = "crmmem_tenant_scope"
 ACROSS = "crmmem_across_tenants"  # set only by TenantScoped._ids_in_any_tenant
+# The bound parameter a prepared statement's tenant predicate reads: it has no value of its own,
+# so a prepared statement cannot run without the unit of work's tenant (`TenantScoped._run`).
+TENANT_PARAM = "crmmem_tenant"
 _NAMES_A_TENANT_TABLE = re.compile(
     r"\b(" + "|".join(sorted(TENANT_TABLES, key=len, reverse=True)) + r")\b", re.IGNORECASE
 )
@@ -81,12 +86,51 @@ def _table(model: type[Base]) -> Table:
     return cast(Table, model.__table__)
 
 
+class Prepare:
+    """What a prepared statement is built from: the same scoped starts as `TenantScoped`'s, with
+    the tenant as the bound parameter `TENANT_PARAM` instead of a value. Other values are
+    `bindparam`s too, so one statement (and its compiled form) serves every call and tenant."""
+
+    @staticmethod
+    def _mine(model: type[Base]) -> ColumnElement[bool]:
+        return _table(model).c[TENANT_COLUMN] == bindparam(TENANT_PARAM)
+
+    def select(self, model: type[Base], *columns: Any) -> Select[Any]:
+        return select(*(columns or _table(model).columns)).where(self._mine(model))
+
+    def update(self, model: type[Base]) -> Update:
+        return update(_table(model)).where(self._mine(model))
+
+    def delete(self, model: type[Base]) -> Delete:
+        return delete(_table(model)).where(self._mine(model))
+
+
+PREPARE = Prepare()
+# Prepared statements by their shape (a name, and what else decides the statement's form).
+_prepared: dict[Hashable, Any] = {}
+
+
 class TenantScoped:
-    """The base of every repository: statements on tenant tables start here, already scoped."""
+    """The base of every repository: statements on tenant tables start here, already scoped.
+
+    The hot paths (BuildContext, a correction) run prepared statements (`_run`): built once,
+    their SQL compiled once, executed on the connection without the ORM's result layer. Building
+    a statement and working out its cache key cost more than running it on SQLite."""
 
     def __init__(self, session: Session, tenant_id: str) -> None:
         self._session = session
         self._tenant_id = tenant_id
+
+    def _run(
+        self, shape: Hashable, build: Callable[[Prepare], Any], **params: Any
+    ) -> CursorResult[Any]:
+        """Runs the statement `build` makes for `shape` (built on first use) with `params` and
+        this unit of work's tenant. `build` may not depend on anything but `shape`."""
+        statement = _prepared.get(shape)
+        if statement is None:
+            statement = _prepared.setdefault(shape, build(PREPARE))
+        params[TENANT_PARAM] = self._tenant_id
+        return self._session.connection().execute(statement, params)
 
     def _mine(self, model: type[Base]) -> ColumnElement[bool]:
         return _table(model).c[TENANT_COLUMN] == self._tenant_id
@@ -103,10 +147,9 @@ class TenantScoped:
 
     def _insert(self, model: type[Base], **values: Any) -> None:
         """One row in this tenant; a unique-key clash is a `WriteConflict`."""
+        values[TENANT_COLUMN] = self._tenant_id
         try:
-            self._session.execute(
-                insert(_table(model)).values({**values, TENANT_COLUMN: self._tenant_id})
-            )
+            self._session.connection().execute(_insert_of(model), values)
         except IntegrityError as error:
             raise WriteConflict(str(error.orig)) from error
 
@@ -126,6 +169,17 @@ class TenantScoped:
             self._session.execute(
                 insert(_table(model)), [{**row, TENANT_COLUMN: self._tenant_id} for row in rows]
             )
+
+
+_inserts: dict[type[Base], Insert] = {}
+
+
+def _insert_of(model: type[Base]) -> Insert:
+    """One INSERT per table: its columns come from each call's parameters, the tenant's too."""
+    statement = _inserts.get(model)
+    if statement is None:
+        statement = _inserts.setdefault(model, insert(_table(model)))
+    return statement
 
 
 class AllTenants:
