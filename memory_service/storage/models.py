@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any, cast
 
 from sqlalchemy import (
     BigInteger,
@@ -43,6 +45,19 @@ class UtcDateTime(TypeDecorator[datetime]):
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         return None if value is None else value.replace(tzinfo=UTC)
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Callable[[Any], Any]:
+        """`process_result_value` after the dialect's own parsing, in one function: a context
+        reads several hundred times."""
+        parse = self.impl_instance.result_processor(dialect, coltype)
+
+        def process(value: Any) -> datetime | None:
+            if value is None:
+                return None
+            parsed = value if parse is None else parse(value)
+            return cast(datetime, parsed).replace(tzinfo=UTC)
+
+        return process
 
 
 class Base(DeclarativeBase):
