@@ -17,8 +17,10 @@ import logging
 import threading
 import time
 import uuid
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import defaultdict, deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from opentelemetry import metrics, trace
@@ -52,6 +54,9 @@ LEASE_SECONDS = 15.0
 # replica may have claimed them.
 LEASE_MARGIN = 2.0
 MIN_BATCH = 8
+# Batches in flight at once: the next is claimed, read and queued at the embedder while the
+# previous one embeds.
+IN_FLIGHT = 2
 BACKOFF_FIRST = 0.25
 BACKOFF_MAX = 5.0
 
@@ -65,6 +70,22 @@ class IndexSink(Protocol):
         self, tenant_id: str, memory_ids: Sequence[str], deadline: float | None = None
     ) -> None: ...
     def delete_tenant(self, tenant_id: str, deadline: float | None = None) -> None: ...
+
+
+@dataclass
+class _Batch:
+    """Claimed items on their way to the index."""
+
+    items: list[OutboxItem]
+    claimed: int  # with the tenant items
+    deadline: float
+    documents: list[IndexDocument] = field(default_factory=list)
+    removals: dict[str, list[str]] = field(default_factory=dict)
+    lags: list[float] = field(default_factory=list)  # seconds from each change to its write
+
+    @property
+    def memory_ids(self) -> set[str]:
+        return {item.memory_id for item in self.items}
 
 
 class OutboxWorker:
@@ -127,73 +148,156 @@ class OutboxWorker:
             log.exception("could not release the outbox leases of a stopping worker")
 
     def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                drained = self.drain_once()
-                self._outage.answered()
-            except Exception as error:
-                if not self._outage.failed(error):
-                    log.exception("outbox drain failed")
-                drained = 0
-            if self._backoff:
-                self._wake.wait(self._backoff)
-                self._wake.clear()
-            elif drained < self._claim:
-                self._wake.wait(self._poll)
-                self._wake.clear()
+        """Up to `IN_FLIGHT` batches at once: the next batch is claimed and read while the
+        index embeds the previous one, so the embedder does not idle between batches."""
+        in_flight: deque[tuple[_Batch, Future[BaseException | None]]] = deque()
+        waited = False  # the backoff has been waited out: the next claim is the retry
+        with ThreadPoolExecutor(IN_FLIGHT, thread_name_prefix="outbox-send") as sending:
+            while not self._stop.is_set():
+                drained: int | None = None
+                try:
+                    for entry in [entry for entry in in_flight if entry[1].done()]:
+                        in_flight.remove(entry)
+                        self._settle(entry[0], entry[1].result())
+                    if len(in_flight) < IN_FLIGHT and (not self._backoff or waited):
+                        waited = False
+                        drained = self._start_next(in_flight, sending)
+                    self._outage.answered()
+                except Exception as error:
+                    if not self._outage.failed(error):
+                        log.exception("outbox drain failed")
+                    drained = 0
+                if in_flight:
+                    if drained is not None and drained >= self._claim:
+                        continue  # a full batch: more may be waiting
+                    futures = [future for _, future in in_flight]
+                    wait(futures, timeout=self._poll, return_when=FIRST_COMPLETED)
+                elif self._backoff:
+                    self._wake.wait(self._backoff)
+                    self._wake.clear()
+                    waited = True
+                elif drained is None or drained < self._claim:
+                    self._wake.wait(self._poll)
+                    self._wake.clear()
+            while in_flight:
+                try:
+                    self._settle_next(in_flight)
+                except Exception:
+                    log.exception("could not settle an outbox batch of a stopping worker")
+
+    def _start_next(
+        self,
+        in_flight: deque[tuple[_Batch, Future[BaseException | None]]],
+        sending: ThreadPoolExecutor,
+    ) -> int:
+        """Claims and reads a batch and sends it without waiting. A batch that touches a memory
+        an earlier batch in flight is writing (or holds tenant work) first waits for every
+        batch in flight: per memory, index writes stay in the order of the changes, so a
+        removal is never overtaken by an older upsert."""
+
+        def settle_all() -> None:
+            while in_flight:
+                self._settle_next(in_flight)
+
+        batch = self._prepare(settle_all)
+        if batch is None:
+            return 0
+        busy = {memory_id for earlier, _ in in_flight for memory_id in earlier.memory_ids}
+        if busy & batch.memory_ids:
+            settle_all()
+        in_flight.append((batch, sending.submit(self._send, batch)))
+        return batch.claimed
+
+    def _settle_next(self, in_flight: deque[tuple[_Batch, Future[BaseException | None]]]) -> None:
+        batch, future = in_flight.popleft()
+        self._settle(batch, future.result())
 
     def drain_once(self) -> int:
+        """One batch, start to finish: claimed, read, written to the index, settled."""
+        batch = self._prepare()
+        if batch is None:
+            return 0
+        return self._settle(batch, self._send(batch))
+
+    def _prepare(self, before_tenant_work: Callable[[], None] = lambda: None) -> _Batch | None:
+        """Claims due items and reads what each memory should look like in the index now; tenant
+        items are turned into refills here, once `before_tenant_work` has run (it waits for
+        the batches in flight)."""
         started = time.monotonic()
         claimed = self._store.claim(self._owner, self._claim, utcnow(), self._lease)
         if not claimed:
-            return 0
+            return None
         deadline = started + self._lease - LEASE_MARGIN
         items = [item for item in claimed if item.kind not in TENANT_KINDS]
-        for item in claimed:
-            if item.kind in TENANT_KINDS:
-                self._refill_tenant(item, deadline)
+        tenant_items = [item for item in claimed if item.kind in TENANT_KINDS]
+        if tenant_items:
+            before_tenant_work()
+        for item in tenant_items:
+            self._refill_tenant(item, deadline)
+        batch = _Batch(items, len(claimed), deadline)
         if not items:
-            return len(claimed)
+            return batch
+        by_tenant: dict[str, list[OutboxItem]] = defaultdict(list)
+        for item in items:
+            by_tenant[item.tenant_id].append(item)
+        try:
+            for tenant_id, tenant_items_ in by_tenant.items():
+                self._read_tenant(batch, tenant_id, tenant_items_)
+        except Exception:
+            self._store.retry(self._owner, items, "could not read the memories", utcnow())
+            raise
+        return batch
+
+    def _send(self, batch: _Batch) -> BaseException | None:
+        """The batch's index writes; returns the failure instead of raising it, for `_settle`."""
+        if not batch.items:
+            return None
         with tracer.start_as_current_span("outbox.drain") as span:
-            span.set_attribute("crmmem.outbox.items", len(items))
-            by_tenant: dict[str, list[OutboxItem]] = defaultdict(list)
-            for item in items:
-                by_tenant[item.tenant_id].append(item)
+            span.set_attribute("crmmem.outbox.items", len(batch.items))
             try:
-                documents: list[IndexDocument] = []
-                for tenant_id, tenant_items in by_tenant.items():
-                    documents.extend(self._sync_tenant(tenant_id, tenant_items, deadline))
-                if documents:
+                for tenant_id, removals in batch.removals.items():
+                    self._sink.delete(tenant_id, removals, batch.deadline)
+                if batch.documents:
                     # One upsert across tenants: the embedder batches, and each document
                     # carries its own tenant, so nothing mixes.
-                    self._sink.upsert(documents, deadline)
-            except IndexUnavailable as error:
-                span.record_exception(error)
-                self._backoff = min(BACKOFF_MAX, max(BACKOFF_FIRST, self._backoff * 2))
-                # A batch that timed out would time out again: try smaller ones.
-                self._claim = max(MIN_BATCH, self._claim // 2)
-                log.warning(
-                    "index unreachable, %d items wait for it (next try in %.2fs): %s",
-                    len(items),
-                    self._backoff,
-                    error,
-                )
-                self._store.release(self._owner, [item.id for item in items], str(error))
-                return 0
+                    self._sink.upsert(batch.documents, batch.deadline)
             except Exception as error:
                 span.record_exception(error)
-                log.warning("index write failed, will retry %d items: %s", len(items), error)
-                self._store.retry(self._owner, items, str(error), utcnow())
-                return 0
-            self._backoff = 0.0
-            self._claim = min(self._batch, self._claim * 2)
-            self._store.complete(self._owner, [item.id for item in items])
+                return error
             done = utcnow()
-            lags = [(done - max(i.create_time, i.due_time)).total_seconds() for i in items]
-            for lag in lags:
-                lag_histogram.record(lag)
-            span.set_attribute("crmmem.outbox.lag_seconds", max(lags))
-            return len(claimed)
+            batch.lags = [
+                (done - max(i.create_time, i.due_time)).total_seconds() for i in batch.items
+            ]
+            span.set_attribute("crmmem.outbox.lag_seconds", max(batch.lags))
+        return None
+
+    def _settle(self, batch: _Batch, error: BaseException | None) -> int:
+        """Completes, releases or retries the batch's items after its index writes."""
+        items = batch.items
+        if not items:
+            return batch.claimed
+        if isinstance(error, IndexUnavailable):
+            self._backoff = min(BACKOFF_MAX, max(BACKOFF_FIRST, self._backoff * 2))
+            # A batch that timed out would time out again: try smaller ones.
+            self._claim = max(MIN_BATCH, self._claim // 2)
+            log.warning(
+                "index unreachable, %d items wait for it (next try in %.2fs): %s",
+                len(items),
+                self._backoff,
+                error,
+            )
+            self._store.release(self._owner, [item.id for item in items], str(error))
+            return 0
+        if error is not None:
+            log.warning("index write failed, will retry %d items: %s", len(items), error)
+            self._store.retry(self._owner, items, str(error), utcnow())
+            return 0
+        self._backoff = 0.0
+        self._claim = min(self._batch, self._claim * 2)
+        self._store.complete(self._owner, [item.id for item in items])
+        for lag in batch.lags:
+            lag_histogram.record(lag)
+        return batch.claimed
 
     def _refill_tenant(self, item: OutboxItem, deadline: float) -> None:
         """A rebuild wipes the tenant's points first; both then queue every live memory, and
@@ -220,22 +324,19 @@ class OutboxWorker:
                 )
                 self._store.retry(self._owner, [item], str(error), utcnow())
 
-    def _sync_tenant(
-        self, tenant_id: str, items: list[OutboxItem], deadline: float
-    ) -> list[IndexDocument]:
-        """Removes what must not be searchable now; returns the documents to upsert."""
+    def _read_tenant(self, batch: _Batch, tenant_id: str, items: list[OutboxItem]) -> None:
+        """What must not be searchable now (removals) and the documents to upsert."""
         ids = sorted({item.memory_id for item in items})
         now = utcnow()
         with self._units(tenant_id, write=False) as uow:
             memories = uow.memories.get_many(ids)
-        documents, removals = [], []
+        removals = []
         for memory_id in ids:
             memory = memories.get(memory_id)
             document = index_document(memory, now) if memory is not None else None
             if document is None:
                 removals.append(memory_id)
             else:
-                documents.append(document)
+                batch.documents.append(document)
         if removals:
-            self._sink.delete(tenant_id, removals, deadline)
-        return documents
+            batch.removals[tenant_id] = removals

@@ -124,3 +124,70 @@ def test_stop_hands_back_what_the_worker_still_leases() -> None:
     worker.stop()
     assert store.released[-1] is None
     assert store.leased == set()
+
+
+class HeldSink(Sink):
+    """Records when each delete starts and ends; the first one waits until released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+        self.release = threading.Event()
+        self.events: list[tuple[str, int, frozenset[str]]] = []
+        self._lock = threading.Lock()
+
+    def delete(
+        self, tenant_id: str, memory_ids: Sequence[str], deadline: float | None = None
+    ) -> None:
+        with self._lock:
+            self.calls += 1
+            call = self.calls
+            self.events.append(("start", call, frozenset(memory_ids)))
+        if call == 1:
+            assert self.release.wait(5)
+        with self._lock:
+            self.events.append(("end", call, frozenset(memory_ids)))
+
+
+def test_a_batch_never_overtakes_one_in_flight_for_the_same_memory() -> None:
+    """A batch with a later change of a memory that a batch in flight is writing waits for
+    that batch: the index sees each memory's changes in order, so a removal is never
+    overtaken by an older write."""
+    store, sink = Store(15), HeldSink()
+    now = utcnow()
+    store.items.insert(8, OutboxItem(15, "acme", f"{0:032x}", now, now, 0))  # memory 0 again
+    worker = OutboxWorker(store, units, sink, poll_seconds=0.01, batch_size=8)  # type: ignore[arg-type]
+    worker.start()
+    try:
+        time.sleep(0.5)  # time enough for the second batch to go out if nothing held it
+        # batches: memories 0-7 (held by the index), then 0 again with 8-14
+        assert [e[:2] for e in sink.events] == [("start", 1)]
+        sink.release.set()
+        deadline = time.monotonic() + 5
+        while store.items and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert store.items == []
+        assert [e[:2] for e in sink.events] == [("start", 1), ("end", 1), ("start", 2), ("end", 2)]
+        assert f"{0:032x}" in sink.events[-1][2]
+    finally:
+        sink.release.set()
+        worker.stop()
+
+
+def test_a_second_batch_goes_out_while_the_index_still_works_on_the_first() -> None:
+    store, sink = Store(16), HeldSink()
+    worker = OutboxWorker(store, units, sink, poll_seconds=0.01, batch_size=8)  # type: ignore[arg-type]
+    worker.start()
+    try:
+        deadline = time.monotonic() + 5
+        while len(sink.events) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [e[:2] for e in sink.events] == [("start", 1), ("start", 2), ("end", 2)]
+        assert store.completed == list(range(8, 16))  # settled without waiting for the first
+        sink.release.set()
+        while store.items and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert store.items == []
+    finally:
+        sink.release.set()
+        worker.stop()
