@@ -33,6 +33,32 @@ BATCH = 100
 BUDGET = {"one_client_per_s": 400, "four_clients_per_s": 1000, "index_lag_p95_ms": 2000}
 
 
+def cpu_seconds(server: ServerProcess) -> float | None:
+    """User + system CPU time the server process has used so far (Linux /proc), None elsewhere:
+    on a shared machine CPU per memory says more than wall-clock rates."""
+    try:
+        with open(f"/proc/{server.process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_memory(
+    servers: dict[str, ServerProcess], before: dict[str, float | None], memories: int
+) -> dict[str, float | None]:
+    """Milliseconds of each server's CPU per memory since `before` (taken with `cpu_seconds`)."""
+    spent: dict[str, float | None] = {}
+    for name, server in servers.items():
+        now, then = cpu_seconds(server), before[name]
+        spent[name] = (
+            None
+            if now is None or then is None or not memories
+            else round((now - then) * 1000 / memories, 2)
+        )
+    return spent
+
+
 class Writer:
     """One client writing batches: the messages first, then the memories that cite them."""
 
@@ -167,7 +193,11 @@ def ingest_bench(
                 load_before = os.getloadavg()
                 paced = Writer(memory.client("bench-paced", "pat"), "paced", 1)
                 paced.batch(batch)  # warm both processes (model, pools) before measuring
+                servers = {"memory_service": memory, "sidecar": sidecar}
+                before = {name: cpu_seconds(server) for name, server in servers.items()}
                 lag = sustained(paced, sidecar, rate, sustain_seconds, batch)
+                # until the index held every memory: each memory's whole cost in both halves
+                lag["cpu_ms_per_memory"] = cpu_per_memory(servers, before, lag["memories"])
                 one = throughput([Writer(memory.client("bench-one", "olga"), "one", 2)], seconds)
                 four = throughput(
                     [
