@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -49,13 +49,13 @@ class UtcDateTime(TypeDecorator[datetime]):
     def result_processor(self, dialect: Dialect, coltype: Any) -> Callable[[Any], Any]:
         """`process_result_value` after the dialect's own parsing, in one function: a context
         reads several hundred times."""
-        parse = self.impl_instance.result_processor(dialect, coltype)
+        parse: Callable[[Any], Any] | None = self.impl_instance.result_processor(dialect, coltype)
 
         def process(value: Any) -> datetime | None:
             if value is None:
                 return None
-            parsed = value if parse is None else parse(value)
-            return cast(datetime, parsed).replace(tzinfo=UTC)
+            parsed: datetime = value if parse is None else parse(value)
+            return parsed.replace(tzinfo=UTC)
 
         return process
 
@@ -124,7 +124,8 @@ class RevisionRow(Base):
     source_change_time: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
     __table_args__ = (
-        Index("ix_memory_revisions_tenant_id", "tenant_id"),
+        # A memory's revisions by tenant and memory, in order (every read of memories).
+        Index("ix_memory_revisions_tenant_memory", "tenant_id", "memory_id", "number"),
         # Finds the revisions citing one document when its connector reports a new version.
         Index("ix_memory_revisions_evidence", "tenant_id", "evidence_type", "evidence_ref"),
     )

@@ -387,7 +387,7 @@ class SqlMemoryRepository(TenantScoped):
                     .order_by(RevisionRow.memory_id, RevisionRow.number)
                 ),
                 ids=ids,
-            )
+            ).all()
             for revision in revisions:
                 by_memory[revision.memory_id].append(_revision(revision))
         return [_memory(row, by_memory[row.id]) for row in rows]

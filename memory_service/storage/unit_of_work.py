@@ -45,6 +45,7 @@ from memory_service.storage.tasks import SqlTaskRepository, purge_ended_tasks
 from memory_service.storage.usage import SqlUsageRepository, SqlUsageStore
 
 READ_ONLY = "crmmem_read_only"
+BEGIN = "crmmem_begin"  # the BEGIN statement a SQLite connection's next transaction starts with
 # As long as SQLite's busy timeout (unit_of_work's PRAGMA): a writer queued in the process
 # gives up when it would have given up queued in SQLite.
 WRITER_WAIT_SECONDS = 30.0
@@ -101,8 +102,19 @@ def _sqlite_engine(url: str) -> Engine:
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
         read_only = connection.get_execution_options().get(READ_ONLY, False)
-        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+        connection.connection.info[BEGIN] = "BEGIN" if read_only else "BEGIN IMMEDIATE"
 
+    def _begin(dbapi_connection: Any) -> None:
+        """The BEGIN chosen above, sent on the driver's cursor (as the dialect's own BEGIN, so a
+        locked database fails like any statement): through `exec_driver_sql` it took most of
+        an empty transaction's time."""
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(dbapi_connection.info.pop(BEGIN, "BEGIN IMMEDIATE"))
+        finally:
+            cursor.close()
+
+    engine.dialect.do_begin = _begin  # type: ignore[method-assign]  # this engine's dialect only
     return engine
 
 
