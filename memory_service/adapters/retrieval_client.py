@@ -54,6 +54,7 @@ UNREACHABLE = frozenset(
     }
 )
 INDEX_WRITE_TIMEOUT = 30.0
+BREAKER_OPEN = "circuit breaker open: the sidecar is down or failing"
 STATS_TIMEOUT = 5.0
 
 
@@ -101,6 +102,14 @@ class CircuitBreaker:
     def is_open(self) -> bool:
         with self._lock:
             return self._opened_at is not None
+
+    def refuses(self) -> bool:
+        """True while `allow()` would say no (open, and no trial due or one already out),
+        without taking the trial: a caller can answer at once before doing any other work."""
+        with self._lock:
+            if self._opened_at is None:
+                return False
+            return self._trial_running or self._clock() - self._opened_at < self._reset
 
     def allow(self) -> bool:
         """True when a call may go out; the first one after an open spell is the trial."""
@@ -194,6 +203,12 @@ class RetrievalClient:
     def start(self) -> None:
         self._watcher.start()
 
+    def refusal(self) -> str | None:
+        """Why a search would be refused now without trying, else None."""
+        if self.breaker.refuses():
+            return BREAKER_OPEN
+        return None
+
     def search(
         self,
         tenant_id: str,
@@ -210,7 +225,7 @@ class RetrievalClient:
         if timeout <= 0:
             raise SearchUnavailable("no time left before the caller's deadline")
         if not self.breaker.allow():
-            raise SearchUnavailable("circuit breaker open: the sidecar is down or failing")
+            raise SearchUnavailable(BREAKER_OPEN)
         request = pb.SearchRequest(
             tenant_id=tenant_id,
             query=query,

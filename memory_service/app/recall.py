@@ -29,6 +29,7 @@ from memory_service.domain.recall import Candidate, RecallResult, RecallUseCases
 
 CANDIDATE_OVERFETCH = 3
 MAX_CANDIDATES = 100
+SEARCH_OFF = "search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)"
 tracer = trace.get_tracer("memory_service")
 degraded_counter = metrics.get_meter("memory_service").create_counter(
     "crmmem.recall.degraded", description="recalls answered without search"
@@ -89,8 +90,16 @@ class Recaller:
         within: Visibility | None = None,
         scopes: list[tuple[str, str]] | None = None,
     ) -> RecallResult | SearchUnavailable:
-        """`scopes` already resolved by the caller (a context's), else read here first."""
+        """`scopes` already resolved by the caller (a context's), else read here first.
+
+        A search that would be refused anyway (turned off, the breaker open) answers degraded
+        before anything else, the scopes' read included: recall with the sidecar down costs no
+        more than the check. Every caller is then told the same, whatever scope it asked for."""
         hint = hint or ScopeHint()
+        if self.search is None:
+            return SearchUnavailable(SEARCH_OFF)
+        if refused := self.search.refusal():
+            return SearchUnavailable(refused)
         if scopes is None:
             resolved = self._tx.read(
                 identity, lambda uow: self.recall.search_scopes(uow, identity, hint)
@@ -131,7 +140,7 @@ class Recaller:
         work, so a slow sidecar never holds a pooled connection."""
         try:
             if self.search is None:
-                raise SearchUnavailable("search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)")
+                raise SearchUnavailable(SEARCH_OFF)
             search_deadline = None if deadline is None else self._search_deadline(deadline)
             wait_until = search_deadline or time.monotonic() + self.search.search_timeout
             if self.watch and (incomplete := self.watch.incomplete(identity.tenant_id, wait_until)):

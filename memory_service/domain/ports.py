@@ -462,6 +462,10 @@ class Search(Protocol):
     def search_timeout(self) -> float:
         """How long a search may take when the caller set no deadline."""
 
+    def refusal(self) -> str | None:
+        """Why a search would be refused right now without being tried (the sidecar is known
+        to be down), else None: checked before any other work of a recall."""
+
     def search(
         self,
         tenant_id: str,

@@ -1004,6 +1004,9 @@ class FakeSearch:
     def __init__(self, database: FakeDatabase) -> None:
         self._database = database
 
+    def refusal(self) -> str | None:
+        return None
+
     def search(
         self,
         tenant_id: str,

@@ -151,3 +151,20 @@ def test_a_health_poll_that_keeps_tripping_holds_the_trial_back() -> None:
     assert b.allow()
     b.record(Outcome.OK)
     assert not b.is_open
+
+
+def test_refuses_says_what_allow_would_without_taking_the_trial() -> None:
+    """Recall asks `refuses()` before any other work; only `allow()` may start the trial."""
+    clock = Clock()
+    b = breaker(clock)
+    assert not b.refuses()
+    for _ in range(5):
+        b.record(Outcome.FAILED)
+    assert b.refuses()
+    clock.now += 2
+    assert not b.refuses()  # a trial is due
+    assert not b.refuses()  # and asking again does not take it
+    assert b.allow()
+    assert b.refuses()  # the trial is out: everybody else is refused
+    b.record(Outcome.OK)
+    assert not b.refuses()

@@ -44,10 +44,14 @@ class _Units:
 class _Search:
     search_timeout = 1.0
 
-    def __init__(self, units: _Units, fail: bool = False) -> None:
+    def __init__(self, units: _Units, fail: bool = False, refused: str | None = None) -> None:
         self._units = units
         self._fail = fail
+        self._refused = refused
         self.open_during_search: list[int] = []
+
+    def refusal(self) -> str | None:
+        return self._refused
 
     def search(
         self,
@@ -111,6 +115,18 @@ def test_a_failing_search_is_degraded_without_a_connection_held() -> None:
     assert search.open_during_search == [0]
     assert recall.calls == [("scopes", 1)]  # nothing to validate
     assert units.open == 0
+
+
+def test_a_refused_search_answers_before_any_read() -> None:
+    """The breaker open: degraded at once, no unit of work opened, the sidecar not asked.
+    Fails on previous main, which read the caller's scopes first."""
+    units = _Units()
+    search = _Search(units, refused="circuit breaker open")
+    recaller, recall = _recaller(units, search)
+    outcome = recaller.run(IDENTITY, "meetings?", 5, utcnow(), None)
+    assert isinstance(outcome, SearchUnavailable)
+    assert outcome.reason == "circuit breaker open"
+    assert (units.opened, recall.calls, search.open_during_search) == (0, [], [])
 
 
 def test_build_context_searches_after_its_read_is_released() -> None:
