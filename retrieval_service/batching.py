@@ -30,6 +30,13 @@ QUIET_SECONDS = 1.0
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class _Query:
+    text: str
+    then: Callable[[list[float]], object]
+    future: Future[object]
+
+
 @dataclass
 class _DocumentJob:
     texts: Sequence[str]
@@ -66,7 +73,7 @@ class EmbeddingLane:
         self._quiet = quiet_seconds
         self._last_query = -float("inf")  # monotonic time the last query was queued
         self._per_document = chunk_seconds / 16  # a guess until the first chunk is measured
-        self._queries: deque[tuple[str, Future[list[float]]]] = deque()
+        self._queries: deque[_Query] = deque()
         self._documents: deque[_DocumentJob] = deque()
         self._calls: deque[tuple[Callable[[], object], Future[object]]] = deque()
         self._ready = threading.Condition()
@@ -83,9 +90,15 @@ class EmbeddingLane:
         self._thread.join(timeout=10)
 
     async def embed_query(self, text: str) -> list[float]:
-        future: Future[list[float]] = Future()
+        return await self.query(text, lambda vector: vector)
+
+    async def query(self, text: str, then: Callable[[list[float]], T]) -> T:
+        """`then(vector)` of the query's vector, run on the model thread right after the
+        forward pass: a search that follows (about a millisecond) costs no second hop between
+        threads, which on busy cores can each take longer than the search itself."""
+        future: Future[T] = Future()
         with self._ready:
-            self._queries.append((text, future))
+            self._queries.append(_Query(text, then, future))  # type: ignore[arg-type]
             self._last_query = time.monotonic()
             self._ready.notify()
         return await asyncio.wrap_future(future)
@@ -127,7 +140,7 @@ class EmbeddingLane:
             elif job is not None:
                 self._run_document_chunk(job)
 
-    def _take_queries(self) -> list[tuple[str, Future[list[float]]]]:
+    def _take_queries(self) -> list[_Query]:
         """Called with the lock held; optionally lingers for more queries to batch with."""
         if self._wait > 0:
             deadline = time.monotonic() + self._wait
@@ -136,11 +149,11 @@ class EmbeddingLane:
                 if left <= 0:
                     break
                 self._ready.wait(left)
-        batch: list[tuple[str, Future[list[float]]]] = []
+        batch: list[_Query] = []
         while self._queries and len(batch) < MAX_QUERY_BATCH:
-            text, future = self._queries.popleft()
-            if future.set_running_or_notify_cancel():  # the caller may have given up
-                batch.append((text, future))
+            query = self._queries.popleft()
+            if query.future.set_running_or_notify_cancel():  # the caller may have given up
+                batch.append(query)
         return batch
 
     def _run_call(self, function: Callable[[], object], future: Future[object]) -> None:
@@ -149,15 +162,18 @@ class EmbeddingLane:
         except Exception as error:
             future.set_exception(error)
 
-    def _run_queries(self, batch: list[tuple[str, Future[list[float]]]]) -> None:
+    def _run_queries(self, batch: list[_Query]) -> None:
         try:
-            vectors = self._embed([text for text, _ in batch])
+            vectors = self._embed([query.text for query in batch])
         except Exception as error:  # each waiting search gets the failure
-            for _, future in batch:
-                future.set_exception(error)
+            for query in batch:
+                query.future.set_exception(error)
             return
-        for (_, future), vector in zip(batch, vectors, strict=True):
-            future.set_result(vector)
+        for query, vector in zip(batch, vectors, strict=True):
+            try:
+                query.future.set_result(query.then(vector))
+            except Exception as error:
+                query.future.set_exception(error)
 
     def _run_document_chunk(self, job: _DocumentJob) -> None:
         if not job.vectors and not job.future.set_running_or_notify_cancel():
@@ -187,9 +203,9 @@ class EmbeddingLane:
             self._documents.remove(job)
 
     def _fail_pending(self, error: Exception) -> None:
-        for _, future in self._queries:
-            if future.set_running_or_notify_cancel():
-                future.set_exception(error)
+        for query in self._queries:
+            if query.future.set_running_or_notify_cancel():
+                query.future.set_exception(error)
         for job in self._documents:
             if job.vectors or job.future.set_running_or_notify_cancel():
                 job.future.set_exception(error)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -203,25 +204,36 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
     ) -> list[Hit]:
         mode = self._mode
         terms = self._sparse.query(query) if mode.mode != "dense" else None
-        vector: list[float] = []
-        if mode.mode != "sparse":
-            with tracer.start_as_current_span("embed.query"):
-                vector = await self._lane.embed_query(query)
-        with tracer.start_as_current_span("vector.search") as span:
-            span.set_attribute("crmmem.search_mode", mode.mode)
-            if terms is None:
-                hits: list[Hit] = await self._run(self._index.search, tenant, vector, limit, scopes)
-            elif mode.mode == "sparse":
-                hits = await self._run(self._index.search_sparse, tenant, terms, limit, scopes)
-            else:
-                dense, sparse = await self._run(
-                    self._index.search_both, tenant, vector, terms, limit, scopes
+        if terms is not None and mode.mode == "sparse":
+            with tracer.start_as_current_span("vector.search") as span:
+                span.set_attribute("crmmem.search_mode", mode.mode)
+                matched: list[Hit] = await self._run(
+                    self._index.search_sparse, tenant, terms, limit, scopes
                 )
+                span.set_attribute("crmmem.candidates", len(matched))
+            return matched
+        marks: list[int] = []
+
+        def search(vector: list[float]) -> list[Hit]:
+            """On the model thread, right after the query's forward pass."""
+            marks.append(time.time_ns())
+            if terms is None:
+                found: list[Hit] = self._index.search(tenant, vector, limit, scopes)
+            else:
+                dense, sparse = self._index.search_both(tenant, vector, terms, limit, scopes)
                 if mode.fusion == "weighted":
-                    hits = fusion.weighted(dense, sparse, limit, mode.sparse_weight)
+                    found = fusion.weighted(dense, sparse, limit, mode.sparse_weight)
                 else:
-                    hits = fusion.rrf([dense, sparse], limit)
-            span.set_attribute("crmmem.candidates", len(hits))
+                    found = fusion.rrf([dense, sparse], limit)
+            marks.append(time.time_ns())
+            return found
+
+        started = time.time_ns()
+        hits: list[Hit] = []
+        try:
+            hits = await self._lane.query(query, search)
+        finally:
+            _spans(started, marks, mode.mode, len(hits))
         return hits
 
     async def GetStats(
@@ -243,6 +255,18 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             upserted_total=self._upserted_total,
             stale_total=self._stale_total,
         )
+
+
+def _spans(started: int, marks: list[int], mode: str, candidates: int) -> None:
+    """`embed.query` and `vector.search` as they happened on the model thread, recorded
+    afterwards under the call's span (the model thread has no trace context of its own)."""
+    embedded = marks[0] if marks else time.time_ns()
+    tracer.start_span("embed.query", start_time=started).end(end_time=embedded)
+    if marks:
+        span = tracer.start_span("vector.search", start_time=embedded)
+        span.set_attribute("crmmem.search_mode", mode)
+        span.set_attribute("crmmem.candidates", candidates)
+        span.end(end_time=marks[-1] if len(marks) > 1 else time.time_ns())
 
 
 class _Undecodable:

@@ -70,3 +70,30 @@ def test_a_query_runs_before_the_next_chunk_and_chunks_shrink_while_queries_come
     assert model.calls[1] == ["q" * 7], sizes  # the query, right after the chunk in hand
     assert max(sizes[2:]) < MAX_CHUNK, sizes  # a query came lately: small chunks
     assert vectors == [[float(len(text))] for text in texts(200)]
+
+
+def test_a_querys_follow_up_runs_on_the_model_thread_and_its_failure_reaches_the_caller() -> None:
+    """The search after a query's forward pass runs where the vector was made (no second hop
+    between threads); a failing one fails only its own caller."""
+    lane = EmbeddingLane(Recorder())
+    lane.start()
+    threads: list[str] = []
+
+    def search(vector: list[float]) -> float:
+        threads.append(threading.current_thread().name)
+        if vector == [3.0]:
+            raise LookupError("the index refused")
+        return vector[0] * 2
+
+    async def both() -> list[object]:
+        return await asyncio.gather(
+            lane.query("q" * 4, search), lane.query("q" * 3, search), return_exceptions=True
+        )
+
+    try:
+        found, failed = asyncio.run(both())
+    finally:
+        lane.stop()
+    assert found == 8.0
+    assert isinstance(failed, LookupError)
+    assert threads == ["embed", "embed"]
