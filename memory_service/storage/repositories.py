@@ -158,7 +158,15 @@ class SqlMemoryRepository(TenantScoped):
     def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
         rows: list[Any] = []
         for ids in chunks(sorted(set(memory_ids)), IN_CLAUSE_CHUNK):
-            rows.extend(self._session.execute(self._select(MemoryRow).where(MemoryRow.id.in_(ids))))
+            rows.extend(
+                self._run(
+                    "memories.get_many",
+                    lambda p: p.select(MemoryRow).where(
+                        MemoryRow.id.in_(bindparam("ids", expanding=True))
+                    ),
+                    ids=ids,
+                )
+            )
         return {memory.id: memory for memory in self._with_revisions(rows)}
 
     def live_ids(self) -> list[str]:
@@ -690,10 +698,15 @@ class SqlGrantRepository(TenantScoped):
         return frozenset(granted)
 
     def customers_of(self, user_id: str) -> frozenset[str]:
-        rows = self._session.execute(
-            self._select(CustomerGrantRow).where(CustomerGrantRow.user_id == user_id)
+        return frozenset(
+            self._run(
+                "grants.customers_of",
+                lambda p: p.select(CustomerGrantRow, CustomerGrantRow.customer_id).where(
+                    CustomerGrantRow.user_id == bindparam("user")
+                ),
+                user=user_id,
+            ).scalars()
         )
-        return frozenset(row.customer_id for row in rows)
 
     def list_after(
         self, user_id: str | None, after: tuple[str, str], limit: int
