@@ -1,6 +1,12 @@
 """Which embedded vector engine: Qdrant's engine in-process (qdrant-edge) against qdrant-client's
 local mode, through the project's own index adapters, with the tenant filter every search uses.
 
+Each point carries both vectors, like the sidecar's: a 384-d unit vector and the BM25 weights of
+a short synthetic text (words drawn from a Zipf law, plus an order code). The load goes through
+`upsert` in batches, which optimises as the sidecar does; the bench then runs the adapter's
+`optimize` (what remains) and times dense searches, hybrid (`search_both`) searches, and the
+recall@10 of the dense search against an exact search (float vectors, no quantisation).
+
     .venv/bin/python -m bench.vector_engine_bench                      # 1M points, edge only
     .venv/bin/python -m bench.vector_engine_bench --points 200000 --local-points 50000
 
@@ -11,18 +17,21 @@ from __future__ import annotations
 
 import argparse
 import random
+import resource
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import qdrant_edge as qe
 from qdrant_client import QdrantClient
 
 from bench.common import emit, summary_ms
-from retrieval_service.index import IndexPoint, VectorIndex
+from retrieval_service.index import DENSE, IndexPoint, VectorIndex
 from retrieval_service.index.edge import EdgeIndex
 from retrieval_service.index.qdrant_server import QdrantClientIndex
+from retrieval_service.lexical import Bm25Encoder, SparseTerms
 
 DIMENSIONS = 384
 BATCH = 1000
@@ -33,12 +42,27 @@ def unit_vectors(rng: np.random.Generator, count: int) -> np.ndarray:
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
+VOCABULARY = 20_000
+
+
+def texts(rng: np.random.Generator, count: int) -> list[str]:
+    """Memory-like texts: 6 to 17 words of a Zipf-distributed vocabulary and an order code."""
+    words = np.minimum(rng.zipf(1.3, (count, 17)), VOCABULARY)
+    lengths = rng.integers(6, 18, count)
+    codes = rng.integers(10_000, 99_999, count)
+    return [
+        " ".join(f"w{w}" for w in words[n, : lengths[n]]) + f" ORD-{codes[n]}" for n in range(count)
+    ]
+
+
 def load(index: VectorIndex, points: int, tenants: int, seed: int) -> float:
     rng = np.random.default_rng(seed)
+    encoder = Bm25Encoder()
     started = time.perf_counter()
     for start in range(0, points, BATCH):
         count = min(BATCH, points - start)
         vectors = unit_vectors(rng, count)
+        sparse = [encoder.document(text) for text in texts(rng, count)]
         index.upsert(
             [
                 IndexPoint(
@@ -49,6 +73,7 @@ def load(index: VectorIndex, points: int, tenants: int, seed: int) -> float:
                     "USER",
                     f"user-{(start + n) % 7}",
                     vectors[n].tolist(),
+                    sparse[n],
                 )
                 for n in range(count)
             ]
@@ -56,18 +81,79 @@ def load(index: VectorIndex, points: int, tenants: int, seed: int) -> float:
     return points / (time.perf_counter() - started)
 
 
-def searches(index: VectorIndex, tenants: int, queries: int, seed: int) -> list[float]:
+def queries_of(tenants: int, count: int, seed: int) -> list[tuple[str, list[float], SparseTerms]]:
+    """Ten warm-up queries, then `count`: a tenant, a vector, and two or three words."""
     rng = np.random.default_rng(seed + 1)
     pick = random.Random(seed)
-    vectors = unit_vectors(rng, queries + 10)
+    encoder = Bm25Encoder()
+    return [
+        (
+            f"tenant-{pick.randrange(tenants)}",
+            vector.tolist(),
+            encoder.query(" ".join(f"w{pick.randint(1, 300)}" for _ in range(pick.randint(2, 3)))),
+        )
+        for vector in unit_vectors(rng, count + 10)
+    ]
+
+
+def searches(
+    index: VectorIndex, tenants: int, queries: int, seed: int, hybrid: bool = False
+) -> list[float]:
     samples = []
-    for n, vector in enumerate(vectors):
-        tenant = f"tenant-{pick.randrange(tenants)}"
+    for n, (tenant, vector, terms) in enumerate(queries_of(tenants, queries, seed)):
         started = time.perf_counter()
-        index.search(tenant, vector.tolist(), 15, [])
+        if hybrid:
+            index.search_both(tenant, vector, terms, 15, [])
+        else:
+            index.search(tenant, vector, 15, [])
         if n >= 10:
             samples.append(time.perf_counter() - started)
     return samples
+
+
+def recall_at_10(edge: EdgeIndex, tenants: int, queries: int, seed: int) -> float:
+    """The adapter's dense search against an exact one (every float vector of the tenant
+    compared, quantisation ignored) on the same queries: what quantisation costs in quality."""
+    exact_params = qe.SearchParams(
+        exact=True, quantization=qe.QuantizationSearchParams(ignore=True)
+    )
+    found = 0
+    total = 0
+    for tenant, vector, _terms in queries_of(tenants, queries, seed)[10:]:
+        approximate = {h.id for h in edge.search(tenant, vector, 10, [])}
+        exact = edge._shard.query(  # the bench's reference search, not the adapter's
+            qe.QueryRequest(
+                limit=10,
+                query=qe.Query.Nearest(vector, using=DENSE),
+                filter=qe.Filter(
+                    must=[qe.FieldCondition(key="tenant_id", match=qe.MatchValue(tenant))]
+                ),
+                params=exact_params,
+                with_payload=["memory_id"],
+                with_vector=False,
+            )
+        )
+        expected = {str((p.payload or {}).get("memory_id")) for p in exact}
+        found += len(approximate & expected)
+        total += len(expected)
+    return found / max(1, total)
+
+
+def rss_mib() -> dict[str, int]:
+    """The process's resident memory now (anonymous and file-backed) and at its peak."""
+    fields = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "RssAnon", "RssFile"):
+                fields[name] = int(value.split()[0]) // 1024
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return {
+        "rss_mib": fields["VmRSS"],
+        "anon_mib": fields["RssAnon"],
+        "file_mib": fields["RssFile"],
+        "peak_mib": peak,
+    }
 
 
 def run(
@@ -83,10 +169,19 @@ def run(
     with tempfile.TemporaryDirectory() as tmp:
         edge = EdgeIndex(Path(tmp) / "edge", DIMENSIONS)
         rate = load(edge, points, tenants, seed)
+        started = time.perf_counter()
+        edge.optimize()
+        optimized = time.perf_counter() - started
+        info = edge._shard.info()
         results["qdrant-edge"] = {
             "points": points,
             "upsert_points_per_s": round(rate),
+            "final_optimize_s": round(optimized, 2),
+            "segments": info.segments_count,
             "search": summary_ms(searches(edge, tenants, queries, seed)),
+            "search_both": summary_ms(searches(edge, tenants, queries, seed + 7, hybrid=True)),
+            "recall_at_10_vs_exact": round(recall_at_10(edge, tenants, min(queries, 200), seed), 4),
+            "memory": rss_mib(),
         }
         edge.close()
     if local_points:

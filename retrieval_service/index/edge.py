@@ -23,27 +23,69 @@ from retrieval_service.index import (
 from retrieval_service.lexical import SparseTerms
 
 FLUSH_SECONDS = 5.0
+# Points written since the last optimisation before the next one. The engine has no background
+# optimiser and its `optimize` holds the interpreter (no other thread of the sidecar runs) for
+# about a second per 10,000 points it rewrites, so it runs on the writing thread in steps of
+# this size: each step turns the appendable segment into an indexed one and never merges the
+# indexed ones (their number grows by one a step), so no step rewrites more than this.
+OPTIMIZE_POINTS = 20_000
+SEGMENTS = 1_000  # the target number of segments: high enough that no merge is ever planned
+# A tenant's vectors are scanned (no graph: `m` and `payload_m` 0), as int8 codes kept in RAM,
+# the best candidates rescored with the stored float vectors: exact-search quality at a quarter
+# of the bytes read (README: Benchmarks, embedded engine).
+RESCORE = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0))
+
+
+def edge_config(dimensions: int, sparse_idf: bool, optimize_points: int) -> qe.EdgeConfig:
+    """The indexing threshold (in KiB of dense vectors) is half an optimisation step, so each
+    step indexes the appendable segment it filled, whatever the dimensions."""
+    threshold_kib = max(1, optimize_points * dimensions * 4 // 1024 // 2)
+    return qe.EdgeConfig(
+        vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine)},
+        sparse_vectors={
+            SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf if sparse_idf else None)
+        },
+        hnsw_config=qe.HnswIndexConfig(
+            m=0, ef_construct=100, full_scan_threshold=10_000, payload_m=0
+        ),
+        quantization_config=qe.ScalarQuantizationConfig(
+            type=qe.ScalarType.Int8, quantile=0.99, always_ram=True
+        ),
+        optimizers=qe.EdgeOptimizersConfig(
+            default_segment_number=SEGMENTS, indexing_threshold=threshold_kib
+        ),
+    )
 
 
 class EdgeIndex:
     """Every update goes to the shard's write-ahead log, which only `flush` checkpoints and
     truncates; the embedded engine has no background flusher (Qdrant's server flushes every 5 s).
     Without one the log's memory-mapped files grow with every overwrite, even at a constant
-    number of points, so updates flush at most every FLUSH_SECONDS."""
+    number of points, so updates flush at most every FLUSH_SECONDS.
+
+    Nor has it a background optimiser: points stay in an appendable, unindexed segment (a
+    search there reads every float of a tenant's scattered points) until `optimize` runs,
+    which updates call every OPTIMIZE_POINTS written points. A shard opened from disk is
+    optimised once at start (a shard written under the former configuration is converted
+    then, before the sidecar serves)."""
 
     backend = "qdrant-edge"
 
-    def __init__(self, path: Path, dimensions: int, sparse_idf: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path,
+        dimensions: int,
+        sparse_idf: bool = False,
+        optimize_points: int = OPTIMIZE_POINTS,
+    ) -> None:
         self._lock = threading.Lock()  # the shard is shared by the gRPC worker threads
         self._flushed = time.monotonic()
-        config = qe.EdgeConfig(
-            vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine)},
-            sparse_vectors={
-                SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf if sparse_idf else None)
-            },
-        )
+        self._optimize_points = optimize_points
+        self._pending = 0  # points written since the last optimisation
+        config = edge_config(dimensions, sparse_idf, optimize_points)
         if (path / "edge_config.json").exists() or any(path.glob("segments*")):
             self._shard = qe.EdgeShard.load(str(path), config)
+            self._shard.optimize()
         else:
             path.mkdir(parents=True, exist_ok=True)
             self._shard = qe.EdgeShard.create(str(path), config)
@@ -64,43 +106,70 @@ class EdgeIndex:
         )
 
     def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
+        """Two engine updates at most, whatever the batch size: one write per point cost a
+        log append and a guard evaluation each (about 1,400 points/s). Points the shard lacks
+        go in as insert-only (never overwriting one that exists); points it holds at an older
+        version of the same tenant go in under one condition that is the per-point guard
+        (same tenant, older version) written as one clause per (tenant, version) group."""
+        newest: dict[str, IndexPoint] = {}
+        for point in points:  # a batch naming a point twice keeps its newest version
+            key = point_id(point.tenant_id, point.id)
+            if key not in newest or newest[key].version < point.version:
+                newest[key] = point
         with self._lock:
             stored = {
-                str(record.id): int((record.payload or {}).get("version", 0))
+                str(record.id): record.payload or {}
                 for record in self._shard.retrieve(
-                    [point_id(p.tenant_id, p.id) for p in points],
-                    with_payload=["version"],
-                    with_vector=False,
+                    list(newest), with_payload=["tenant_id", "version"], with_vector=False
                 )
             }
-            fresh = [p for p in points if stored.get(point_id(p.tenant_id, p.id), -1) < p.version]
-            for point in fresh:
-                # The same tenant and an older version, checked by the engine at write time.
+            absent: list[qe.Point] = []
+            older: list[qe.Point] = []
+            groups: dict[tuple[str, int], set[qe.PointId]] = {}
+            for key, point in newest.items():
+                if key not in stored:
+                    absent.append(_point(key, point))
+                elif (
+                    stored[key].get("tenant_id") == point.tenant_id
+                    and int(str(stored[key].get("version", 0))) < point.version
+                ):
+                    older.append(_point(key, point))
+                    groups.setdefault((point.tenant_id, point.version), set()).add(key)
+            if absent:
+                self._shard.update(
+                    qe.UpdateOperation.upsert_points(absent, update_mode=qe.UpdateMode.InsertOnly)
+                )
+            if older:
+                # Checked by the engine at write time, per point: its own group's clause.
                 guard = qe.Filter(
-                    must=[
-                        _match("tenant_id", point.tenant_id),
-                        qe.FieldCondition(key="version", range=qe.RangeFloat(lt=point.version)),
+                    should=[
+                        qe.Filter(
+                            must=[
+                                qe.HasIdCondition(ids),
+                                _match("tenant_id", tenant),
+                                qe.FieldCondition(key="version", range=qe.RangeFloat(lt=version)),
+                            ]
+                        )
+                        for (tenant, version), ids in groups.items()
                     ]
                 )
-                self._shard.update(
-                    qe.UpdateOperation.upsert_points(
-                        [
-                            qe.Point(
-                                point_id(point.tenant_id, point.id),
-                                {
-                                    DENSE: point.vector,
-                                    SPARSE: qe.SparseVector(
-                                        list(point.sparse.indices), list(point.sparse.values)
-                                    ),
-                                },
-                                point.payload(),
-                            )
-                        ],
-                        condition=guard,
-                    )
-                )
+                self._shard.update(qe.UpdateOperation.upsert_points(older, condition=guard))
+            written = len(absent) + len(older)
+            self._pending += written
+            if self._pending >= self._optimize_points:
+                self._optimize()
             self._flush_if_due()
-            return len(fresh), len(points) - len(fresh)
+            return written, len(points) - written
+
+    def optimize(self) -> bool:
+        """Index what was written since the last optimisation; True when anything changed."""
+        with self._lock:
+            return self._optimize()
+
+    def _optimize(self) -> bool:
+        """Called with the lock held."""
+        self._pending = 0
+        return bool(self._shard.optimize())
 
     def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
         if not ids:
@@ -136,11 +205,7 @@ class EdgeIndex:
     def search(
         self, tenant_id: str, vector: list[float], limit: int, scopes: Sequence[ScopeSelector]
     ) -> list[Hit]:
-        return self._hits(
-            self._shard.query(
-                _request(qe.Query.Nearest(vector, using=DENSE), tenant_id, limit, scopes)
-            )
-        )
+        return self._hits(self._shard.query(_dense(vector, tenant_id, limit, scopes)))
 
     def search_sparse(
         self, tenant_id: str, terms: SparseTerms, limit: int, scopes: Sequence[ScopeSelector]
@@ -162,7 +227,7 @@ class EdgeIndex:
         dense, sparse = self._shard.query_batch(
             qe.QueryBatchRequest(
                 [
-                    _request(qe.Query.Nearest(vector, using=DENSE), tenant_id, limit, scopes),
+                    _dense(vector, tenant_id, limit, scopes),
                     _request(_sparse(terms), tenant_id, limit, scopes),
                 ]
             )
@@ -188,6 +253,11 @@ class EdgeIndex:
             self._shard.close()
 
 
+def _point(key: str, point: IndexPoint) -> qe.Point:
+    sparse = qe.SparseVector(list(point.sparse.indices), list(point.sparse.values))
+    return qe.Point(key, {DENSE: point.vector, SPARSE: sparse}, point.payload())
+
+
 def _match(key: str, value: str) -> qe.FieldCondition:
     return qe.FieldCondition(key=key, match=qe.MatchValue(value))
 
@@ -196,8 +266,18 @@ def _sparse(terms: SparseTerms) -> qe.Query:
     return qe.Query.Nearest(qe.SparseVector(list(terms.indices), list(terms.values)), using=SPARSE)
 
 
+def _dense(
+    vector: list[float], tenant_id: str, limit: int, scopes: Sequence[ScopeSelector]
+) -> qe.QueryRequest:
+    return _request(qe.Query.Nearest(vector, using=DENSE), tenant_id, limit, scopes, RESCORE)
+
+
 def _request(
-    query: qe.Query, tenant_id: str, limit: int, scopes: Sequence[ScopeSelector]
+    query: qe.Query,
+    tenant_id: str,
+    limit: int,
+    scopes: Sequence[ScopeSelector],
+    params: qe.SearchParams | None = None,
 ) -> qe.QueryRequest:
     must: list[Any] = [_match("tenant_id", tenant_id)]
     if scopes:
@@ -206,6 +286,7 @@ def _request(
         limit=limit,
         query=query,
         filter=qe.Filter(must=must),
+        params=params,
         with_payload=HIT_FIELDS,
         with_vector=False,
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from qdrant_client import QdrantClient
 
-from retrieval_service.index import IndexPoint, ScopeSelector, VectorIndex
+from retrieval_service.index import IndexPoint, ScopeSelector, VectorIndex, point_id
 from retrieval_service.index.edge import EdgeIndex
 from retrieval_service.index.qdrant_server import QdrantClientIndex
 
@@ -133,3 +133,165 @@ def test_edge_index_checkpoints_its_write_ahead_log_while_updates_go_on(
     assert shard.flushes == 3
     assert index.count() == 4
     index.close()
+
+
+def stored_versions(index: VectorIndex, tenant: str, ids: range) -> dict[int, int]:
+    """Each point's stored version, by its own vector (top hit of a search of the tenant)."""
+    found = {}
+    for n in ids:
+        hits = [h for h in index.search(tenant, vector(n), 20, []) if h.id == f"{n:032x}"]
+        if hits:
+            found[n] = hits[0].version
+    return found
+
+
+def test_one_batch_mixing_new_older_newer_and_repeated_points_keeps_each_guard(
+    index: VectorIndex,
+) -> None:
+    """A batch spans tenants and versions: each point is written only over an older version
+    of the same tenant's point, as if it had been written alone."""
+    index.upsert([point(1, "t1", 5), point(2, "t1", 2), point(3, "t2", 4), point(4, "t2", 1)])
+    written = index.upsert(
+        [
+            point(1, "t1", 4),  # older than stored: stale
+            point(2, "t1", 3),  # newer: written
+            point(3, "t2", 4),  # the same version: stale
+            point(4, "t2", 9),  # newer: written
+            point(5, "t1", 1),  # new
+            point(6, "t2", 7),  # new
+        ]
+    )
+    assert written == (4, 2)
+    assert stored_versions(index, "t1", range(1, 7)) == {1: 5, 2: 3, 5: 1}
+    assert stored_versions(index, "t2", range(1, 7)) == {3: 4, 4: 9, 6: 7}
+
+
+def test_a_batch_naming_a_point_twice_keeps_its_newest_version(index: VectorIndex) -> None:
+    index.upsert([point(1, version=3), point(1, version=7), point(1, version=5)])
+    assert stored_versions(index, "t1", range(1, 2)) == {1: 7}
+    assert index.count() == 1
+
+
+class StaleReads:
+    """The real shard whose `retrieve` reports nothing stored, or every point at version 0:
+    what a writer would see if another had written between its read and its update."""
+
+    def __init__(self, shard: object, version: int | None) -> None:
+        self._shard = shard
+        self._version = version
+        self.updates = 0
+
+    def retrieve(self, ids: list[str], **_options: object) -> list[object]:
+        if self._version is None:
+            return []
+        records = self._shard.retrieve(ids, with_payload=True, with_vector=False)  # type: ignore[attr-defined]
+        return [FakeRecord(r.id, {**r.payload, "version": self._version}) for r in records]
+
+    def update(self, operation: object) -> None:
+        self.updates += 1
+        self._shard.update(operation)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._shard, name)
+
+
+class FakeRecord:
+    def __init__(self, id: object, payload: dict[str, object]) -> None:
+        self.id = id
+        self.payload = payload
+
+
+@pytest.mark.parametrize("stale_version", [None, 0])
+def test_the_engine_guards_each_point_even_when_the_read_before_the_write_was_stale(
+    tmp_path: Path, stale_version: int | None
+) -> None:
+    """The version read only sorts a batch; the write itself carries the guard the engine
+    checks: a point missing from the read goes in insert-only, one read as older goes in under
+    its (tenant, version) condition. Either way a newer stored version survives."""
+    index = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    index.upsert([point(1, "t1", 5), point(2, "t1", 1), point(3, "t2", 8)])
+    shard = StaleReads(index._shard, stale_version)
+    index._shard = shard  # type: ignore[assignment]
+    index.upsert([point(1, "t1", 4), point(2, "t1", 4), point(3, "t2", 4), point(4, "t2", 4)])
+    index._shard = shard._shard  # type: ignore[assignment]
+    assert stored_versions(index, "t1", range(1, 5)) == {1: 5, 2: 1 if stale_version is None else 4}
+    assert stored_versions(index, "t2", range(1, 5)) == {3: 8, 4: 4}
+    index.close()
+
+
+def test_edge_index_writes_a_batch_in_at_most_two_engine_updates(tmp_path: Path) -> None:
+    """One insert-only update for new points, one conditional update for older ones, however
+    many tenants and versions the batch holds (previously one update per point)."""
+    index = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    index.upsert([point(n, f"t{n % 3}", 1) for n in range(30)])
+    shard = StaleReads(index._shard, 1)
+    shard.retrieve = index._shard.retrieve  # type: ignore[method-assign]
+    index._shard = shard  # type: ignore[assignment]
+    batch = [point(n, f"t{n % 3}", 2 + n % 4) for n in range(60)]
+    assert index.upsert(batch) == (60, 0)
+    assert shard.updates == 2
+    index.close()
+
+
+def test_edge_index_optimizes_every_optimize_points_and_still_guards_and_deletes(
+    tmp_path: Path,
+) -> None:
+    """Updates optimise the shard every `optimize_points` written points; indexed (quantised)
+    segments answer the same, keep the version guard, and lose deleted points."""
+    index = EdgeIndex(tmp_path / "edge", DIMENSIONS, optimize_points=40)
+    shard = CountingShard(index._shard)
+    optimized = []
+    shard.optimize = lambda: optimized.append(1) or index._shard._shard.optimize()  # type: ignore[attr-defined, func-returns-value]
+    index._shard = shard  # type: ignore[assignment]
+    index.upsert([point(n, f"t{n % 2}") for n in range(30)])
+    assert optimized == []
+    index.upsert([point(n, f"t{n % 2}") for n in range(30, 60)])
+    assert optimized == [1]
+    assert shard._shard.info().segments_count >= 2  # an indexed segment and an appendable one
+    assert index.search("t1", vector(7), 1, [])[0].id == f"{7:032x}"
+    assert index.upsert([point(7, "t1", version=0), point(9, "t1", version=2)]) == (1, 1)
+    assert stored_versions(index, "t1", range(7, 10, 2)) == {7: 1, 9: 2}
+    index.delete("t1", [f"{7:032x}"])
+    index.delete_tenant("t0")
+    assert (index.count(), index.count("t1")) == (29, 29)
+    assert f"{7:032x}" not in {h.id for h in index.search("t1", vector(7), 10, [])}
+    index.close()
+
+
+def test_a_shard_written_under_the_former_configuration_opens_and_is_optimized(
+    tmp_path: Path,
+) -> None:
+    """The sidecar's data directory outlives upgrades: a shard created with the former
+    configuration (no quantisation, default graph, never optimised) loads under the new one,
+    keeps its points and its guard, and is converted when opened."""
+    import qdrant_edge as qe
+
+    former = qe.EdgeShard.create(
+        str(tmp_path / "edge"),
+        qe.EdgeConfig(
+            vectors={"dense": qe.EdgeVectorParams(size=DIMENSIONS, distance=qe.Distance.Cosine)},
+            sparse_vectors={"bm25": qe.EdgeSparseVectorParams(modifier=None)},
+        ),
+    )
+    former.update(
+        qe.UpdateOperation.create_field_index("tenant_id", qe.KeywordIndexParams(is_tenant=True))
+    )
+    former.update(qe.UpdateOperation.create_field_index("version", qe.PayloadSchemaType.Integer))
+    for field in ("scope_type", "scope_id"):
+        former.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
+    points = [point(n, f"t{n % 2}", version=3) for n in range(2000)]
+    former.update(
+        qe.UpdateOperation.upsert_points(
+            [
+                qe.Point(point_id(p.tenant_id, p.id), {"dense": p.vector}, p.payload())
+                for p in points
+            ]
+        )
+    )
+    former.close()
+    reopened = EdgeIndex(tmp_path / "edge", DIMENSIONS, optimize_points=100)
+    assert reopened.count() == 2000
+    assert reopened._shard.info().segments_count >= 2
+    assert reopened.search("t1", vector(7), 1, [])[0].id == f"{7:032x}"
+    assert reopened.upsert([point(7, "t1", version=2)]) == (0, 1)
+    reopened.close()
