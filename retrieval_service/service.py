@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,7 +215,7 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         marks: list[int] = []
 
         def search(vector: list[float]) -> list[Hit]:
-            """On the model thread, right after the query's forward pass."""
+            """On an index thread, handed over by the model thread right after the forward pass."""
             marks.append(time.time_ns())
             if terms is None:
                 found: list[Hit] = self._index.search(tenant, vector, limit, scopes)
@@ -228,10 +228,16 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             marks.append(time.time_ns())
             return found
 
+        def hand_over(vector: list[float]) -> Future[list[Hit]]:
+            """The model thread starts the search on the index executor itself (no hop through
+            the event loop in between) and goes back to the model: a search that hangs holds an
+            index thread, never the thread every tenant's queries and documents wait for."""
+            return self._executor.submit(search, vector)
+
         started = time.time_ns()
         hits: list[Hit] = []
         try:
-            hits = await self._lane.query(query, search)
+            hits = await asyncio.wrap_future(await self._lane.query(query, hand_over))
         finally:
             _spans(started, marks, mode.mode, len(hits))
         return hits

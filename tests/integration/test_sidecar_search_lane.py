@@ -1,0 +1,122 @@
+"""The sidecar's model thread is shared by every tenant's queries and by the document lane: an
+index search that hangs (a stalled Qdrant server, the embedded shard's lock held by a long
+write) must hold up only its own caller, never another tenant's search or the embedding of
+documents. Real servicer and model lane; the index and the model are stand-ins."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
+
+from retrieval_service.batching import EmbeddingLane
+from retrieval_service.index import Hit, IndexPoint, ScopeSelector
+from retrieval_service.lexical import Bm25Encoder, SparseTerms
+from retrieval_service.service import RetrievalServicer, SearchMode
+
+HUNG = "t-hung"
+OTHER = "t-other"
+
+
+class Model:
+    model_name = "stand-in"
+    dimensions = 2
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0, 0.0] for _ in texts]
+
+
+class HangingIndex:
+    """Searches of tenant HUNG wait until released; every other tenant's answer at once."""
+
+    backend = "stand-in"
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def _answer(self, tenant_id: str) -> list[Hit]:
+        if tenant_id == HUNG:
+            self.entered.set()
+            self.release.wait(20)
+        return []
+
+    def search(
+        self, tenant_id: str, vector: list[float], limit: int, scopes: Sequence[ScopeSelector]
+    ) -> list[Hit]:
+        return self._answer(tenant_id)
+
+    def search_sparse(
+        self, tenant_id: str, terms: SparseTerms, limit: int, scopes: Sequence[ScopeSelector]
+    ) -> list[Hit]:
+        return self._answer(tenant_id)
+
+    def search_both(
+        self,
+        tenant_id: str,
+        vector: list[float],
+        terms: SparseTerms,
+        limit: int,
+        scopes: Sequence[ScopeSelector],
+    ) -> tuple[list[Hit], list[Hit]]:
+        return self._answer(tenant_id), []
+
+    def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
+        return len(points), 0
+
+    def delete(self, tenant_id: str, ids: Sequence[str]) -> None: ...
+
+    def delete_tenant(self, tenant_id: str) -> None: ...
+
+    def count(self, tenant_id: str = "") -> int:
+        return 0
+
+    def close(self) -> None: ...
+
+
+class Context:
+    async def abort(self, *args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"aborted: {args}")
+
+
+def test_a_hung_index_search_holds_up_neither_other_tenants_nor_the_document_lane() -> None:
+    """Fails on main at f409573 (the search ran on the model thread): the other tenant's
+    search and the documents waited for the hung search."""
+    model, index = Model(), HangingIndex()
+    lane = EmbeddingLane(model.embed)
+    lane.start()
+    executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="index")
+    servicer = RetrievalServicer(model, index, executor, lane, "c", Bm25Encoder(), SearchMode())
+
+    async def scenario() -> tuple[pb.SearchResponse, list[list[float]]]:
+        context: Any = Context()
+        hung = asyncio.ensure_future(
+            servicer.Search(pb.SearchRequest(tenant_id=HUNG, query="meetings", limit=5), context)
+        )
+        await asyncio.get_running_loop().run_in_executor(None, index.entered.wait, 5)
+        assert index.entered.is_set()
+        try:
+            other = await asyncio.wait_for(
+                servicer.Search(
+                    pb.SearchRequest(tenant_id=OTHER, query="meetings", limit=5), context
+                ),
+                2.0,
+            )
+            documents = await asyncio.wait_for(lane.embed_documents(["a", "b"]), 2.0)
+        finally:
+            index.release.set()
+            await hung
+        return other, documents
+
+    try:
+        other, documents = asyncio.run(scenario())
+    finally:
+        index.release.set()
+        lane.stop()
+        executor.shutdown(wait=True)
+    assert list(other.candidates) == []
+    assert documents == [[1.0, 0.0], [1.0, 0.0]]
