@@ -72,6 +72,10 @@ _SCOPE_TYPES = {member.value: member for member in ScopeType}
 _KINDS = {member.value: member for member in MemoryKind}
 _TURN_STATUSES = {member.value: member for member in TurnStatus}
 _PARENT_TYPES = {member.value: member for member in ParentType}
+# Always true, and it lets a lookup by evidence_ref use the (tenant_id, evidence_type,
+# evidence_ref) index with one seek per type; without it SQLite reads every revision of the
+# tenant (a withdrawn-lineage check on every write).
+_ANY_EVIDENCE_TYPE = RevisionRow.evidence_type.in_([member.value for member in EvidenceType])
 
 
 class SqlMemoryRepository(TenantScoped):
@@ -128,6 +132,7 @@ class SqlMemoryRepository(TenantScoped):
             for evidence_ref in self._session.scalars(
                 self._select(RevisionRow, RevisionRow.evidence_ref)
                 .where(
+                    _ANY_EVIDENCE_TYPE,
                     RevisionRow.evidence_ref.in_(group_hashes),
                     RevisionRow.status == RevisionStatus.DELETED.value,
                 )
@@ -213,6 +218,7 @@ class SqlMemoryRepository(TenantScoped):
             lambda p: (
                 p.select(RevisionRow, RevisionRow.memory_id)
                 .where(
+                    _ANY_EVIDENCE_TYPE,
                     RevisionRow.evidence_ref == bindparam("ref"),
                     RevisionRow.status == RevisionStatus.DELETED.value,
                 )
