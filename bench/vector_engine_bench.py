@@ -3,9 +3,11 @@ local mode, through the project's own index adapters, with the tenant filter eve
 
 Each point carries both vectors, like the sidecar's: a 384-d unit vector and the BM25 weights of
 a short synthetic text (words drawn from a Zipf law, plus an order code). The load goes through
-`upsert` in batches, which optimises as the sidecar does; the bench then runs the adapter's
-`optimize` (what remains) and times dense searches, hybrid (`search_both`) searches, and the
-recall@10 of the dense search against an exact search (float vectors, no quantisation).
+`upsert` in batches with the sidecar's default settings (which never optimise the shard);
+`--optimize-points N` loads as a sidecar with `RETRIEVAL_INDEX_OPTIMIZE_POINTS=N` does and then
+runs the adapter's `optimize` (what remains). It times dense searches, hybrid (`search_both`)
+searches, and the recall@10 of the dense search against an exact search (float vectors, no
+quantisation).
 
     .venv/bin/python -m bench.vector_engine_bench                      # 1M points, edge only
     .venv/bin/python -m bench.vector_engine_bench --points 200000 --local-points 50000
@@ -179,21 +181,24 @@ def run(
     tenants: int = 100,
     queries: int = 300,
     seed: int = 11,
+    optimize_points: int = 0,
 ) -> dict[str, Any]:
     """Load `points` into the embedded engine through the index adapter, then time searches
     with the tenant filter; `local_points` > 0 also runs qdrant-client's local mode."""
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        edge = EdgeIndex(Path(tmp) / "edge", DIMENSIONS)
+        edge = EdgeIndex(Path(tmp) / "edge", DIMENSIONS, optimize_points=optimize_points)
         loaded = load(edge, points, tenants, seed)
         started = time.perf_counter()
-        edge.optimize()
+        if optimize_points:
+            edge.optimize()
         optimized = time.perf_counter() - started
         info = edge._shard.info()
         cpu: list[float] = []
         results["qdrant-edge"] = {
             "points": points,
             **loaded,
+            "optimize_points": optimize_points,
             "final_optimize_s": round(optimized, 2),
             "segments": info.segments_count,
             "search": summary_ms(searches(edge, tenants, queries, seed, cpu=cpu)),
@@ -227,8 +232,20 @@ def main() -> None:
     parser.add_argument("--tenants", type=int, default=100)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument(
+        "--optimize-points", type=int, default=0, help="as RETRIEVAL_INDEX_OPTIMIZE_POINTS"
+    )
     args = parser.parse_args()
-    emit(run(args.points, args.local_points, args.tenants, args.queries, args.seed))
+    emit(
+        run(
+            args.points,
+            args.local_points,
+            args.tenants,
+            args.queries,
+            args.seed,
+            args.optimize_points,
+        )
+    )
 
 
 if __name__ == "__main__":

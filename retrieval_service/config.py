@@ -94,6 +94,13 @@ class RetrievalSettings(ProcessSettings):
     collection: then a tenant's scores and order depend on other tenants' texts, so only for
     one-tenant deployments. A separate collection (suffix `-thi`), rebuilt from the records."""
 
+    index_optimize_points: int = Field(
+        0, ge=0, le=100_000_000, validation_alias="RETRIEVAL_INDEX_OPTIMIZE_POINTS"
+    )
+    """Embedded engine only: optimise (index, int8-quantise) the shard every this many written
+    points and once at start; 0 never does. Each step pauses the whole sidecar (searches and
+    health checks included) for about a second per 10,000 points, so it is off by default."""
+
     model_threads: int = Field(
         1,
         ge=0,

@@ -58,7 +58,10 @@ def open_index(settings: RetrievalSettings, embedder: Embedder) -> VectorIndex:
     from retrieval_service.index.edge import EdgeIndex
 
     return EdgeIndex(
-        settings.data_dir / "edge" / collection, embedder.dimensions, settings.sparse_idf
+        settings.data_dir / "edge" / collection,
+        embedder.dimensions,
+        settings.sparse_idf,
+        settings.index_optimize_points,
     )
 
 

@@ -23,11 +23,14 @@ from retrieval_service.index import (
 from retrieval_service.lexical import SparseTerms
 
 FLUSH_SECONDS = 5.0
-# Points written since the last optimisation before the next one. The engine has no background
-# optimiser and its `optimize` holds the interpreter (no other thread of the sidecar runs) for
-# about a second per 10,000 points it rewrites, so it runs on the writing thread in steps of
-# this size: each step turns the appendable segment into an indexed one and never merges the
-# indexed ones (their number grows by one a step), so no step rewrites more than this.
+# The engine has no background optimiser, and its `optimize` holds the interpreter (no other
+# thread of the sidecar runs, searches and health checks included) for about a second per
+# 10,000 points it rewrites. So the sidecar never optimises by default: points stay in plain
+# segments, where a tenant's search scans the tenant's points through the tenant index. A
+# deployment that prefers indexed (quantised) segments and accepts those pauses sets
+# `optimize_points`: every that many written points an update indexes the appendable segment,
+# and a stored shard is optimised once when opened. OPTIMIZE_POINTS sizes the segments such a
+# step writes when the caller runs `optimize` itself (the bench).
 OPTIMIZE_POINTS = 20_000
 SEGMENTS = 1_000  # the target number of segments: high enough that no merge is ever planned
 # A tenant's vectors are scanned (no graph: `m` and `payload_m` 0), as int8 codes kept in RAM,
@@ -64,10 +67,11 @@ class EdgeIndex:
     number of points, so updates flush at most every FLUSH_SECONDS.
 
     Nor has it a background optimiser: points stay in an appendable, unindexed segment (a
-    search there reads every float of a tenant's scattered points) until `optimize` runs,
-    which updates call every OPTIMIZE_POINTS written points. A shard opened from disk is
-    optimised once at start (a shard written under the former configuration is converted
-    then, before the sidecar serves)."""
+    search there reads every float of the tenant's points) until `optimize` runs, which
+    freezes the whole process while it runs. With `optimize_points` > 0 updates call it every
+    that many written points and a shard opened from disk is optimised once at start (a shard
+    written under an earlier configuration is converted then, before the sidecar serves); with
+    0, the default, only an explicit `optimize()` does."""
 
     backend = "qdrant-edge"
 
@@ -76,16 +80,17 @@ class EdgeIndex:
         path: Path,
         dimensions: int,
         sparse_idf: bool = False,
-        optimize_points: int = OPTIMIZE_POINTS,
+        optimize_points: int = 0,
     ) -> None:
         self._lock = threading.Lock()  # the shard is shared by the gRPC worker threads
         self._flushed = time.monotonic()
         self._optimize_points = optimize_points
         self._pending = 0  # points written since the last optimisation
-        config = edge_config(dimensions, sparse_idf, optimize_points)
+        config = edge_config(dimensions, sparse_idf, optimize_points or OPTIMIZE_POINTS)
         if (path / "edge_config.json").exists() or any(path.glob("segments*")):
             self._shard = qe.EdgeShard.load(str(path), config)
-            self._shard.optimize()
+            if optimize_points:
+                self._shard.optimize()
         else:
             path.mkdir(parents=True, exist_ok=True)
             self._shard = qe.EdgeShard.create(str(path), config)
@@ -156,7 +161,7 @@ class EdgeIndex:
                 self._shard.update(qe.UpdateOperation.upsert_points(older, condition=guard))
             written = len(absent) + len(older)
             self._pending += written
-            if self._pending >= self._optimize_points:
+            if self._optimize_points and self._pending >= self._optimize_points:
                 self._optimize()
             self._flush_if_due()
             return written, len(points) - written

@@ -11,7 +11,7 @@ import pytest
 from qdrant_client import QdrantClient
 
 from retrieval_service.index import IndexPoint, ScopeSelector, VectorIndex, point_id
-from retrieval_service.index.edge import EdgeIndex
+from retrieval_service.index.edge import OPTIMIZE_POINTS, EdgeIndex
 from retrieval_service.index.qdrant_server import QdrantClientIndex
 
 DIMENSIONS = 8
@@ -294,4 +294,29 @@ def test_a_shard_written_under_the_former_configuration_opens_and_is_optimized(
     assert reopened._shard.info().segments_count >= 2
     assert reopened.search("t1", vector(7), 1, [])[0].id == f"{7:032x}"
     assert reopened.upsert([point(7, "t1", version=2)]) == (0, 1)
+    reopened.close()
+
+
+def test_the_sidecars_default_index_never_optimizes_while_it_serves(tmp_path: Path) -> None:
+    """The engine's `optimize` freezes every thread of the sidecar (searches and health checks
+    too) for about a second per 10,000 points, so the default never calls it: not after many
+    writes, not when a stored shard is opened. Indexing stays correct on plain segments."""
+    from retrieval_service.config import RetrievalSettings
+
+    assert RetrievalSettings.model_fields["index_optimize_points"].default == 0
+    index = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    shard = CountingShard(index._shard)
+    optimized: list[int] = []
+    shard.optimize = lambda: optimized.append(1)  # type: ignore[attr-defined]
+    index._shard = shard  # type: ignore[assignment]
+    written = OPTIMIZE_POINTS + 1000  # past the step at which an optimising index would run it
+    for start in range(0, written, 1000):
+        index.upsert([point(n, f"t{n % 2}") for n in range(start, start + 1000)])
+    segments = shard._shard.info().segments_count
+    index.close()
+    assert optimized == []
+    reopened = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    assert reopened._shard.info().segments_count == segments  # nothing was indexed at open
+    assert reopened.count() == written
+    assert reopened.search("t1", vector(7), 1, [])[0].id == f"{7:032x}"
     reopened.close()
