@@ -1,4 +1,7 @@
-"""Correction latency through gRPC against the memory service on SQLite (SPEC §7: p95 <= 10 ms).
+"""Correction latency through gRPC against the memory service on SQLite (SPEC §7: p95 <= 10 ms),
+with its retrieval sidecar running as in a deployment: each correction's index work is drained
+to it while corrections go on. (Without one the outbox drain would be waiting out an unreachable
+index instead of doing the work a real deployment does.)
 
 .venv/bin/python -m bench.correction_bench --memories 200 --corrections 2000
 """
@@ -17,12 +20,17 @@ from crmmem.memory.v1 import memory_service_pb2 as svc
 from crmmem.memory.v1 import transcript_service_pb2 as tr
 
 from bench.common import emit, start_memory_service, summary_ms
+from bench.recall_bench import start_sidecar
 from tests.support.servers import TEST_JWT_SECRET
 
 
 def run(memories: int = 200, corrections: int = 2000) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as workdir:
-        server = start_memory_service(Path(workdir), TEST_JWT_SECRET)
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        sidecar = start_sidecar(workdir)
+        server = start_memory_service(
+            workdir, TEST_JWT_SECRET, MEMORY_RETRIEVAL_ADDRESS=sidecar.address
+        )
         try:
             client = server.client("bench", "mara")
             evidence = client.transcript.AppendMessage(
@@ -63,6 +71,7 @@ def run(memories: int = 200, corrections: int = 2000) -> dict[str, Any]:
                 etags[name] = reply.memory.etag
         finally:
             server.stop()
+            sidecar.stop()
     return {
         "benchmark": "correction",
         "database": "sqlite",

@@ -181,7 +181,7 @@ def build_server(
     transactions = Transactions(
         units,
         timedelta(hours=settings.idempotency_ttl_hours),
-        worker.wake if worker is not None else lambda: None,
+        worker.work_queued if worker is not None else lambda: None,
     )
     usage = (
         UsageRecorder(units.usage_store(), settings.usage_flush_seconds)

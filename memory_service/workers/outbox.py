@@ -108,7 +108,8 @@ class OutboxWorker:
         self._claim = batch_size  # halves while the index is unreachable or too slow
         self._owner = uuid.uuid4().hex
         self._stop = threading.Event()
-        self._wake = threading.Event()
+        self._wake = threading.Event()  # new work, the index back, or stop
+        self._index_back = threading.Event()  # the index back, or stop: ends a backoff
         self._thread = threading.Thread(target=self._run, name="outbox-worker", daemon=True)
         self._outage = DatabaseOutage("outbox drain", log)
 
@@ -133,13 +134,22 @@ class OutboxWorker:
         return [Observation((now - oldest).total_seconds() if oldest else 0.0)]
 
     def wake(self) -> None:
-        """Drain now: the index is back, or there is new work; ends a backoff early."""
+        """Drain now: the index is back (the sidecar reports SERVING, or it just answered an
+        index check); ends a backoff early."""
+        self._index_back.set()
+        self._wake.set()
+
+    def work_queued(self) -> None:
+        """A commit queued index work: drain now, unless the index is being waited for. A
+        backoff is not cut short by new work, or an unreachable index would be retried (and
+        the failure logged) after every write."""
         self._wake.set()
 
     def stop(self) -> None:
         """Finish the batch in hand, then hand back whatever this worker still leases, so
         another replica need not wait for the lease to run out."""
         self._stop.set()
+        self._index_back.set()
         self._wake.set()
         self._thread.join(timeout=10)
         try:
@@ -173,7 +183,8 @@ class OutboxWorker:
                     futures = [future for _, future in in_flight]
                     wait(futures, timeout=self._poll, return_when=FIRST_COMPLETED)
                 elif self._backoff:
-                    self._wake.wait(self._backoff)
+                    self._index_back.wait(self._backoff)
+                    self._index_back.clear()
                     self._wake.clear()
                     waited = True
                 elif drained is None or drained < self._claim:

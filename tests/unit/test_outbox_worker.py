@@ -115,6 +115,49 @@ def test_wake_ends_the_backoff_at_once() -> None:
         worker.stop()
 
 
+def test_new_work_does_not_cut_a_backoff_short() -> None:
+    """Every commit that queues index work wakes the drain; while the index is unreachable
+    that must not turn each write into another failed attempt (and another logged failure)."""
+    store, sink = Store(4), Sink()
+    worker = OutboxWorker(store, units, sink, poll_seconds=0.01)  # type: ignore[arg-type]
+    for _ in range(3):
+        worker.drain_once()  # the backoff has grown past a second
+    worker.start()
+    try:
+        time.sleep(0.2)  # its first drain fails too, and it waits
+        attempts = sink.calls
+        for _ in range(50):
+            worker.work_queued()  # fifty writes commit meanwhile
+            time.sleep(0.01)
+        assert sink.calls == attempts
+        sink.down = False
+        worker.wake()  # the sidecar reports SERVING
+        deadline = time.monotonic() + 2
+        while store.items and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert store.items == []
+    finally:
+        worker.stop()
+
+
+def test_new_work_wakes_an_idle_drain_at_once() -> None:
+    store, sink = Store(0), Sink()
+    sink.down = False
+    worker = OutboxWorker(store, units, sink, poll_seconds=30)  # type: ignore[arg-type]
+    worker.start()
+    try:
+        time.sleep(0.1)
+        now = utcnow()
+        store.items.append(OutboxItem(99, "acme", f"{99:032x}", now, now, 0))
+        worker.work_queued()
+        deadline = time.monotonic() + 2
+        while store.items and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert store.items == []
+    finally:
+        worker.stop()
+
+
 def test_stop_hands_back_what_the_worker_still_leases() -> None:
     store, sink = Store(4), Sink()
     worker = OutboxWorker(store, units, sink)  # type: ignore[arg-type]
