@@ -107,37 +107,57 @@ class SqlMemoryRepository(TenantScoped):
         ordered = list(wanted)
         for start in range(0, len(ordered), IN_CLAUSE_CHUNK):
             group = ordered[start : start + IN_CLAUSE_CHUNK]
-            rows = self._session.execute(
-                self._select(MemoryRow).where(
+            rows = self._run(
+                "memories.preload_live",
+                lambda p: p.select(MemoryRow).where(
                     MemoryRow.live.is_(True),
-                    MemoryRow.scope_type.in_({scope.type.value for scope, _, _ in group}),
-                    MemoryRow.scope_id.in_({scope.id for scope, _, _ in group}),
-                    MemoryRow.key.in_({key for _, key, _ in group}),
-                )
+                    MemoryRow.scope_type.in_(bindparam("scope_types", expanding=True)),
+                    MemoryRow.scope_id.in_(bindparam("scope_ids", expanding=True)),
+                    MemoryRow.key.in_(bindparam("keys", expanding=True)),
+                ),
+                scope_types=sorted({scope.type.value for scope, _, _ in group}),
+                scope_ids=sorted({scope.id for scope, _, _ in group}),
+                keys=sorted({key for _, key, _ in group}),
             ).all()
             for memory in self._with_revisions(list(rows)):
                 held = (memory.scope, memory.key, memory.key_context)
                 if held in live:
                     live[held] = memory
         for group_hashes in chunks(sorted(hashes), IN_CLAUSE_CHUNK):
-            for key_hash, at in self._session.execute(
-                self._select(MemoryRow, MemoryRow.key_hash, func.max(MemoryRow.delete_time))
-                .where(MemoryRow.key_hash.in_(group_hashes), MemoryRow.live.is_(None))
-                .group_by(MemoryRow.key_hash)
+            for row in self._run(
+                "memories.preload_deleted",
+                lambda p: (
+                    p.select(
+                        MemoryRow,
+                        MemoryRow.key_hash,
+                        func.max(MemoryRow.delete_time).label("deleted_at"),
+                    )
+                    .where(
+                        MemoryRow.key_hash.in_(bindparam("hashes", expanding=True)),
+                        MemoryRow.live.is_(None),
+                    )
+                    .group_by(MemoryRow.key_hash)
+                ),
+                hashes=group_hashes,
             ):
-                deleted[key_hash] = None if at is None else at.replace(tzinfo=UTC)
+                at = row.deleted_at
+                deleted[row.key_hash] = None if at is None else at.replace(tzinfo=UTC)
         withdrawn = {lineage_ref_hash(lineage): lineage for lineage in set(lineages)}
         lineage_known = dict.fromkeys(withdrawn.values(), False)
         for group_hashes in chunks(sorted(withdrawn), IN_CLAUSE_CHUNK):
-            for evidence_ref in self._session.scalars(
-                self._select(RevisionRow, RevisionRow.evidence_ref)
-                .where(
-                    _ANY_EVIDENCE_TYPE,
-                    RevisionRow.evidence_ref.in_(group_hashes),
-                    RevisionRow.status == RevisionStatus.DELETED.value,
-                )
-                .distinct()
-            ):
+            for evidence_ref in self._run(
+                "memories.preload_withdrawn",
+                lambda p: (
+                    p.select(RevisionRow, RevisionRow.evidence_ref)
+                    .where(
+                        _ANY_EVIDENCE_TYPE,
+                        RevisionRow.evidence_ref.in_(bindparam("refs", expanding=True)),
+                        RevisionRow.status == RevisionStatus.DELETED.value,
+                    )
+                    .distinct()
+                ),
+                refs=group_hashes,
+            ).scalars():
                 lineage_known[withdrawn[evidence_ref]] = True
         self._preloaded_live, self._deleted, self._withdrawn = live, deleted, lineage_known
         self._deferred = {MemoryRow: [], RevisionRow: []}
@@ -525,8 +545,12 @@ class SqlTranscriptRepository(TenantScoped):
         wanted = sorted(set(message_ids) - self._known.keys())
         for ids in chunks(wanted, IN_CLAUSE_CHUNK):
             self._known.update(dict.fromkeys(ids))
-            for row in self._session.execute(
-                self._select(MessageRow).where(MessageRow.id.in_(ids))
+            for row in self._run(
+                "transcript.preload_messages",
+                lambda p: p.select(MessageRow).where(
+                    MessageRow.id.in_(bindparam("ids", expanding=True))
+                ),
+                ids=ids,
             ):
                 self._known[row.id] = _message(row)
 

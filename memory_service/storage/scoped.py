@@ -164,10 +164,12 @@ class TenantScoped:
         return {row.id for row in self._session.execute(statement)}
 
     def _insert_many(self, model: type[Base], rows: Sequence[Mapping[str, Any]]) -> None:
-        """One multi-row INSERT, no ORM objects kept until commit."""
+        """One executemany INSERT on the connection, no ORM objects kept until commit: through
+        the session's ORM layer it cost about as much again as the rows themselves."""
         if rows:
-            self._session.execute(
-                insert(_table(model)), [{**row, TENANT_COLUMN: self._tenant_id} for row in rows]
+            tenant = self._tenant_id
+            self._session.connection().execute(
+                _insert_of(model), [{**row, TENANT_COLUMN: tenant} for row in rows]
             )
 
 
