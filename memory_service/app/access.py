@@ -64,7 +64,7 @@ class TranscriptCommands:
                 [(conversation, *message) for conversation, message in messages],
                 utcnow(),
             )
-            return Answer(present(appended))
+            return Answer.later(lambda: present(appended))
 
         return self._tx.write(identity, key, work)
 

@@ -85,7 +85,9 @@ class MemoryCommands:
         def work(uow: UnitOfWork) -> Answer[A]:
             now = utcnow()
             created = self._memories.create_many(uow, identity, commands, now)
-            return Answer(present(created, now), tuple(memory.id for memory, _ in created))
+            return Answer.later(
+                lambda: present(created, now), tuple(memory.id for memory, _ in created)
+            )
 
         with self._memories.remembering_secrets():
             self._scan_ahead(identity, commands)

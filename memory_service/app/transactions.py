@@ -41,15 +41,34 @@ class RequestKey(Generic[A]):
     decode: Callable[[bytes], A]
 
 
-@dataclass(frozen=True)
 class Answer(Generic[A]):
     """What a write answers, and the id of the memory or import item whose text the answer
     carries ('' for none; a batch's answer carries several): deleting that record (or the
     memory it became, or its batch) redacts the stored answer, and a replay then says
     MEMORY_DELETED instead of the text."""
 
-    reply: A
-    shows: str | tuple[str, ...] = ""
+    __slots__ = ("_present", "_reply", "shows")
+
+    def __init__(self, reply: A, shows: str | tuple[str, ...] = "") -> None:
+        self._reply: tuple[A] | None = (reply,)
+        self._present: Callable[[], A] | None = None
+        self.shows = shows
+
+    @classmethod
+    def later(cls, present: Callable[[], A], shows: str | tuple[str, ...] = "") -> Answer[A]:
+        """An answer built only when asked for: from what the work decided (never from a
+        read), so without a request id to store it under it is built after the commit,
+        outside the writer lock; a batch's answer is a few milliseconds of conversion."""
+        answer = cls.__new__(cls)
+        answer._reply, answer._present, answer.shows = None, present, shows
+        return answer
+
+    @property
+    def reply(self) -> A:
+        if self._reply is None:
+            assert self._present is not None
+            self._reply = (self._present(),)
+        return self._reply[0]
 
     @property
     def shown(self) -> tuple[str, ...]:
@@ -99,7 +118,7 @@ class Transactions:
                     uow.commit()
                     if uow.outbox.queued_now:
                         self._index_work_committed()
-                    return answer.reply
+                return answer.reply  # built here, after the commit, unless stored above
             except WriteConflict:
                 continue
         raise Aborted("the write kept colliding with concurrent writes; retry", None, {})
