@@ -126,13 +126,18 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             await _abort(context, error)
         if not documents:
             return pb.UpsertDocumentsResponse()
+        remaining = context.time_remaining()
+        deadline = None if remaining is None else time.monotonic() + remaining
         with tracer.start_as_current_span("embed.documents") as span:
             span.set_attribute("crmmem.documents", len(documents))
             vectors = await self._lane.embed_documents([d.text for d in documents])
 
-        def upsert() -> tuple[int, int]:
+        def upsert() -> tuple[int, int] | None:
             """BM25 weights on the worker thread too: 256 texts of 8,000 characters take
-            tens of milliseconds, too long for the event loop."""
+            tens of milliseconds, too long for the event loop. Nothing is written once the
+            caller's deadline has passed: the caller has given up and will send the memory's
+            current state again, perhaps after a removal this late write would undo (an
+            absent point is inserted whatever its version)."""
             points = [
                 IndexPoint(
                     d.id,
@@ -146,10 +151,18 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
                 )
                 for d, vector in zip(documents, vectors, strict=True)
             ]
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
             return self._index.upsert(points)
 
         with tracer.start_as_current_span("vector.upsert"):
-            written, stale = await self._run(upsert)
+            outcome = await self._run(upsert)
+        if outcome is None:
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED, "the caller's deadline passed before the write"
+            )
+            raise AssertionError("abort returned")  # pragma: no cover - abort raises
+        written, stale = outcome
         self._upserted_total += written
         self._stale_total += stale
         return pb.UpsertDocumentsResponse(upserted_count=written, stale_count=stale)

@@ -6,6 +6,7 @@ documents. Real servicer and model lane; the index and the model are stand-ins."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -120,3 +121,65 @@ def test_a_hung_index_search_holds_up_neither_other_tenants_nor_the_document_lan
         executor.shutdown(wait=True)
     assert list(other.candidates) == []
     assert documents == [[1.0, 0.0], [1.0, 0.0]]
+
+
+class RecordingIndex(HangingIndex):
+    def __init__(self) -> None:
+        super().__init__()
+        self.written: list[str] = []
+
+    def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
+        self.written += [p.id for p in points]
+        return len(points), 0
+
+
+class DeadlineContext(Context):
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.aborted: tuple[Any, ...] = ()
+
+    def time_remaining(self) -> float:
+        return self.seconds
+
+    async def abort(self, *args: Any, **kwargs: Any) -> None:
+        self.aborted = args
+        raise asyncio.CancelledError
+
+
+def test_documents_embedded_after_the_callers_deadline_are_not_written() -> None:
+    """The memory service gives up on an upsert at its deadline and, when the memory has been
+    removed meanwhile, sends the removal next. A write landing after that would put the
+    removed text back (an absent point is inserted whatever its version), so the sidecar
+    writes nothing once the caller's deadline has passed. Fails on main at f5542d1."""
+    slow = threading.Event()
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        slow.wait(0.3)  # the model is busy past the caller's deadline
+        return [[1.0, 0.0] for _ in texts]
+
+    index = RecordingIndex()
+    lane = EmbeddingLane(embed)
+    lane.start()
+    executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="index")
+    servicer = RetrievalServicer(Model(), index, executor, lane, "c", Bm25Encoder(), SearchMode())
+    request = pb.UpsertDocumentsRequest(
+        documents=[pb.Document(id=f"{1:032x}", tenant_id=OTHER, text="net-30 terms", version=1)]
+    )
+
+    async def call(context: DeadlineContext) -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            await servicer.UpsertDocuments(request, context)  # type: ignore[arg-type]
+
+    try:
+        late = DeadlineContext(0.1)
+        asyncio.run(call(late))
+        assert index.written == []
+        assert late.aborted
+        assert late.aborted[0].name == "DEADLINE_EXCEEDED"
+        in_time = DeadlineContext(5.0)
+        asyncio.run(call(in_time))
+        assert index.written == [f"{1:032x}"]
+        assert not in_time.aborted
+    finally:
+        lane.stop()
+        executor.shutdown(wait=True)
