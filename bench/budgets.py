@@ -157,6 +157,12 @@ def _embedding(result: dict[str, Any]) -> tuple[str, bool | None]:
 
 FIGURES = [
     Figure("Recall, 100k memories / 100 tenants", "p95 <= 15 ms, 0 degraded", "recall", _recall),
+    Figure(
+        "Recall, each tenant's first after a start",
+        "(part of recall)",
+        "recall",
+        _p95("recall_first_of_tenant"),
+    ),
     Figure("Sidecar Search alone", "(part of recall)", "recall", _p95("sidecar_search_alone")),
     Figure("Recall with the sidecar down", "deadline + 5 ms; <= 2 ms once open", "recall", _down),
     Figure("BuildContext, no query", "p95 <= 5 ms", "context", _p95("without_query", limit=5)),
