@@ -19,6 +19,7 @@ from opentelemetry.metrics import Observation
 from opentelemetry.sdk.trace import TracerProvider
 
 from crmmem_runtime.listen import SERVER_OPTIONS, listen
+from crmmem_runtime.telemetry import exporting_traces
 from retrieval_service.auth import SharedSecretInterceptor
 from retrieval_service.batching import EmbeddingLane
 from retrieval_service.config import RetrievalSettings
@@ -88,10 +89,13 @@ async def start_sidecar(
     settings: RetrievalSettings, tracer_provider: TracerProvider | None = None
 ) -> RunningSidecar:
     # The port first: a second instance fails before it loads a model or opens the index.
+    # A server span only when spans are exported: unexported, its bookkeeping still costs every
+    # Search about a quarter of a millisecond on the event loop.
+    tracing = [aio_server_interceptor(tracer_provider=tracer_provider)]
     server = grpc.aio.server(
         interceptors=[
             SharedSecretInterceptor(settings.shared_secret),
-            aio_server_interceptor(tracer_provider=tracer_provider),
+            *(tracing if exporting_traces(settings) else []),
             DecodeInterceptor(),
         ],
         options=SERVER_OPTIONS,

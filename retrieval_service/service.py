@@ -278,7 +278,10 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
 
 def _spans(started: int, marks: list[int], mode: str, candidates: int) -> None:
     """`embed.query` and `vector.search` as they happened on the model thread, recorded
-    afterwards under the call's span (the model thread has no trace context of its own)."""
+    afterwards under the call's span (the model thread has no trace context of its own);
+    without a recording call span (traces not exported) there is nothing to record them under."""
+    if not trace.get_current_span().is_recording():
+        return
     embedded = marks[0] if marks else time.time_ns()
     tracer.start_span("embed.query", start_time=started).end(end_time=embedded)
     if marks:
