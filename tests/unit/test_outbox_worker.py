@@ -226,6 +226,10 @@ def test_a_second_batch_goes_out_while_the_index_still_works_on_the_first() -> N
         while len(sink.events) < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert [e[:2] for e in sink.events] == [("start", 1), ("start", 2), ("end", 2)]
+        # The worker settles a finished batch on its next turn, a moment after the index
+        # answered: wait for that, while the first batch is still held.
+        while not store.completed and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert store.completed == list(range(8, 16))  # settled without waiting for the first
         sink.release.set()
         while store.items and time.monotonic() < deadline:
