@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -80,6 +80,13 @@ def units(tenant_id: str, write: bool = False) -> Iterator[Uow]:
     yield Uow()
 
 
+def until(check: Callable[[], object], seconds: float) -> None:
+    """Polls `check` until it holds or `seconds` pass; the caller's assertion says which."""
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def test_an_unreachable_index_releases_items_untouched_and_backs_off_the_whole_drain() -> None:
     store, sink = Store(20), Sink()
     worker = OutboxWorker(store, units, sink, batch_size=16)  # type: ignore[arg-type]
@@ -107,9 +114,7 @@ def test_wake_ends_the_backoff_at_once() -> None:
         time.sleep(0.3)
         assert store.items  # still backing off
         worker.wake()  # the sidecar reports SERVING
-        deadline = time.monotonic() + 2
-        while store.items and time.monotonic() < deadline:
-            time.sleep(0.01)
+        until(lambda: not store.items, 2)
         assert store.items == []
     finally:
         worker.stop()
@@ -132,9 +137,7 @@ def test_new_work_does_not_cut_a_backoff_short() -> None:
         assert sink.calls == attempts
         sink.down = False
         worker.wake()  # the sidecar reports SERVING
-        deadline = time.monotonic() + 2
-        while store.items and time.monotonic() < deadline:
-            time.sleep(0.01)
+        until(lambda: not store.items, 2)
         assert store.items == []
     finally:
         worker.stop()
@@ -150,9 +153,7 @@ def test_new_work_wakes_an_idle_drain_at_once() -> None:
         now = utcnow()
         store.items.append(OutboxItem(99, "acme", f"{99:032x}", now, now, 0))
         worker.work_queued()
-        deadline = time.monotonic() + 2
-        while store.items and time.monotonic() < deadline:
-            time.sleep(0.01)
+        until(lambda: not store.items, 2)
         assert store.items == []
     finally:
         worker.stop()
@@ -206,9 +207,7 @@ def test_a_batch_never_overtakes_one_in_flight_for_the_same_memory() -> None:
         # batches: memories 0-7 (held by the index), then 0 again with 8-14
         assert [e[:2] for e in sink.events] == [("start", 1)]
         sink.release.set()
-        deadline = time.monotonic() + 5
-        while store.items and time.monotonic() < deadline:
-            time.sleep(0.01)
+        until(lambda: not store.items, 5)
         assert store.items == []
         assert [e[:2] for e in sink.events] == [("start", 1), ("end", 1), ("start", 2), ("end", 2)]
         assert f"{0:032x}" in sink.events[-1][2]
@@ -222,18 +221,14 @@ def test_a_second_batch_goes_out_while_the_index_still_works_on_the_first() -> N
     worker = OutboxWorker(store, units, sink, poll_seconds=0.01, batch_size=8)  # type: ignore[arg-type]
     worker.start()
     try:
-        deadline = time.monotonic() + 5
-        while len(sink.events) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        until(lambda: len(sink.events) >= 3, 5)
         assert [e[:2] for e in sink.events] == [("start", 1), ("start", 2), ("end", 2)]
         # The worker settles a finished batch on its next turn, a moment after the index
         # answered: wait for that, while the first batch is still held.
-        while not store.completed and time.monotonic() < deadline:
-            time.sleep(0.01)
+        until(lambda: store.completed, 5)
         assert store.completed == list(range(8, 16))  # settled without waiting for the first
         sink.release.set()
-        while store.items and time.monotonic() < deadline:
-            time.sleep(0.01)
+        until(lambda: not store.items, 5)
         assert store.items == []
     finally:
         sink.release.set()
