@@ -21,6 +21,7 @@ from crmmem.memory.v1 import memory_service_pb2
 
 from tests.conftest import BACKENDS, memory_with_own_sidecar
 from tests.e2e.helpers import create_pref
+from tests.support.polling import eventually
 from tests.support.servers import Client, ServerProcess
 
 SEARCH_TIMEOUT = 5.0  # the default MEMORY_RECALL_TIMEOUT_MS, left as it is
@@ -48,10 +49,7 @@ def _found(client: Client) -> bool:
 
 
 def _wait(client: Client, seconds: float) -> None:
-    stop = time.monotonic() + seconds
-    while not _found(client):
-        assert time.monotonic() < stop, "the memory was never recalled"
-        time.sleep(0.05)
+    eventually(lambda: _found(client), seconds, "the memory was never recalled", interval=0.05)
 
 
 def test_hung_sidecar_opens_the_breaker_for_callers_without_a_deadline(

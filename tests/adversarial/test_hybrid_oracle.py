@@ -8,7 +8,8 @@ from __future__ import annotations
 import random
 
 from tests.e2e.helpers import create_pref
-from tests.e2e.test_recall import eventually, recall, recalled_values, until_recalled
+from tests.e2e.test_recall import recall, recalled_values, until_recalled
+from tests.support.polling import eventually
 from tests.support.servers import ServerProcess
 
 

@@ -4,7 +4,6 @@ service keeps serving, and a restart comes up clean without parsing anything aga
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from tests.adversarial.memory import POD_LIMIT, MemoryWatch, mib
 from tests.conftest import BACKENDS, memory_env
 from tests.e2e.helpers import error_info
 from tests.support import exports
+from tests.support.exports import settled
 from tests.support.servers import Client, ServerProcess, database_url, start_server
 
 MiB = 1024 * 1024
@@ -98,17 +98,6 @@ def attempt(client: Client, fmt: int, archive: bytes) -> imp_pb.ImportBatch | gr
         return error
 
 
-def settled(client: Client, batch: imp_pb.ImportBatch, timeout: float = 300) -> imp_pb.ImportBatch:
-    deadline = time.monotonic() + timeout
-    while batch.state in (imp_pb.IMPORT_STATE_PENDING, imp_pb.IMPORT_STATE_RUNNING):
-        assert time.monotonic() < deadline, f"{batch.name} still pending"
-        time.sleep(0.25)
-        batch = client.imports.GetImportBatch(
-            imp_pb.GetImportBatchRequest(name=batch.name), timeout=10
-        ).batch
-    return batch
-
-
 def summary_bomb(size: int) -> bytes:
     return b"- a\n" * (size // 4)
 
@@ -180,7 +169,7 @@ def test_a_hostile_archive_fails_cleanly_under_the_pod_limit(
         assert outcome.removeprefix("refused: ") in (answer.details() or "")
     else:
         assert not outcome.startswith("refused"), "an oversized archive was accepted"
-        batch = settled(client, answer)
+        batch = settled(client, answer, timeout=300)
         assert batch.state == imp_pb.IMPORT_STATE_FAILED
         assert outcome in batch.error
         assert batch.accepted_count == batch.skipped_count == 0  # nothing kept from it
@@ -212,7 +201,7 @@ def test_a_large_valid_restore_stays_under_the_pod_limit(bounded: Bounded) -> No
 
 def test_a_restart_is_clean_and_failed_batches_are_not_parsed_again(bounded: Bounded) -> None:
     client = mallory(bounded)
-    batch = settled(client, submit(client, SUMMARY, summary_bomb(15 * MiB)))
+    batch = settled(client, submit(client, SUMMARY, summary_bomb(15 * MiB)), timeout=300)
     assert batch.state == imp_pb.IMPORT_STATE_FAILED
     bounded.restart()
     bounded.assert_alive_and_bounded("after a restart")
@@ -229,7 +218,7 @@ def test_a_batch_whose_parse_kept_dying_is_given_up_and_its_archive_dropped(
     """Three processes died parsing it (simulated: the attempts are recorded, the lease is
     free): the next replica to see it ends it FAILED instead of dying a fourth time."""
     client = mallory(bounded)
-    batch = settled(client, submit(client, SUMMARY, summary_bomb(2 * MiB)))
+    batch = settled(client, submit(client, SUMMARY, summary_bomb(2 * MiB)), timeout=300)
     batch_id = batch.name.rsplit("/", 1)[1]
     bounded.stop()
     engine = create_engine(bounded.url)
@@ -244,7 +233,7 @@ def test_a_batch_whose_parse_kept_dying_is_given_up_and_its_archive_dropped(
     bounded.start()
     client_again = bounded.server.client(client.tenant, client.user)
     pending = client_again.imports.GetImportBatch(imp_pb.GetImportBatchRequest(name=batch.name))
-    batch = settled(client_again, pending.batch)
+    batch = settled(client_again, pending.batch, timeout=300)
     assert batch.state == imp_pb.IMPORT_STATE_FAILED
     assert "gave up after 3 attempts" in batch.error
     with engine.begin() as connection:

@@ -14,6 +14,7 @@ from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 
 from tests.conftest import BACKENDS, memory_with_own_sidecar
 from tests.e2e.helpers import create_pref
+from tests.support.polling import eventually
 from tests.support.servers import Client, ServerProcess, sidecar_stub
 
 VALUE = "prefers blue shirts"
@@ -43,10 +44,12 @@ def test_a_wiped_index_never_answers_a_confident_empty_list(
     memory, sidecar = stack
     mara = memory.client("acme", "mara")
     create_pref(mara, "shirt_color", VALUE)
-    stop = time.monotonic() + 60
-    while _confident_and_wrong(_recall(mara)) or _recall(mara).degraded:
-        assert time.monotonic() < stop, "the memory was never recalled"
-        time.sleep(0.05)
+    eventually(
+        lambda: not _confident_and_wrong(_recall(mara)) and not _recall(mara).degraded,
+        60,
+        "the memory was never recalled",
+        interval=0.05,
+    )
 
     sidecar_stub(sidecar).DeleteDocuments(
         rpb.DeleteDocumentsRequest(tenant_id="acme", all_of_tenant=True), timeout=10

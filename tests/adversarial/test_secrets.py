@@ -14,7 +14,6 @@ import json
 import random
 import sqlite3
 import string
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from tests.e2e.helpers import (
     say,
 )
 from tests.support import exports
+from tests.support.exports import settled
 from tests.support.servers import Client, ServerProcess
 
 REFUSED = grpc.StatusCode.INVALID_ARGUMENT
@@ -376,11 +376,7 @@ def test_a_large_archive_with_a_secret_leaves_no_bytes_behind(
         ),
         timeout=60,
     ).batch
-    deadline = time.monotonic() + 120
-    while batch.state == imp_pb.IMPORT_STATE_PENDING and time.monotonic() < deadline:
-        time.sleep(0.2)
-        batch = mara.imports.GetImportBatch(imp_pb.GetImportBatchRequest(name=batch.name)).batch
-    assert batch.state != imp_pb.IMPORT_STATE_PENDING
+    batch = settled(mara, batch, timeout=120)
     tables = stored_rows(memory_server.database_url)
     assert not [t for t, text in tables.items() if needle in text]
     if memory_server.database_url.startswith("sqlite"):

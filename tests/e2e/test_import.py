@@ -4,7 +4,6 @@ branches, malformed archives and the honest pending state of a large one)."""
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import grpc
@@ -15,6 +14,7 @@ from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import memory_pb2, memory_service_pb2
 
 from tests.e2e.helpers import PREFERENCE, correct, create_pref, delete, list_all
+from tests.support.exports import settled
 from tests.support.servers import Client, ServerProcess
 
 CHATGPT = imp_pb.ARCHIVE_FORMAT_CHATGPT_CONVERSATIONS
@@ -223,10 +223,7 @@ def test_a_large_archive_is_pending_then_honestly_fails(mara: Client) -> None:
     archive = chat(("user", "x" * (1024 * 1024)))
     batch = submit(mara, archive).batch
     assert batch.state == imp_pb.IMPORT_STATE_PENDING
-    deadline = time.monotonic() + 60
-    while batch.state == imp_pb.IMPORT_STATE_PENDING and time.monotonic() < deadline:
-        time.sleep(0.2)
-        batch = mara.imports.GetImportBatch(imp_pb.GetImportBatchRequest(name=batch.name)).batch
+    batch = settled(mara, batch, timeout=60)
     assert batch.state == imp_pb.IMPORT_STATE_FAILED
     assert "32000 characters" in batch.error
 

@@ -18,7 +18,8 @@ from tests.e2e.helpers import (
     next_monday,
     request_id,
 )
-from tests.e2e.test_recall import eventually, recall, until_recalled
+from tests.e2e.test_recall import recall, until_recalled
+from tests.support.polling import eventually
 from tests.support.servers import Client, ServerProcess, sidecar_stub
 
 MEMORIES = {

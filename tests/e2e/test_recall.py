@@ -24,6 +24,7 @@ from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
 from tests.conftest import memory_env, start_retrieval
 from tests.e2e.helpers import correct, create_pref, delete
 from tests.support.otlp import OtlpCollector
+from tests.support.polling import eventually
 from tests.support.servers import (
     Client,
     ServerProcess,
@@ -42,15 +43,6 @@ def recall(
         memory_service_pb2.RecallMemoriesRequest(query=query, **kwargs),  # type: ignore[arg-type]
         timeout=timeout,
     )
-
-
-def eventually(check: Callable[[], bool], timeout: float = 30, message: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(message or "condition never held")
 
 
 def recalled_values(reply: memory_service_pb2.RecallMemoriesResponse) -> list[str]:

@@ -16,7 +16,7 @@ import signal
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 
 from tests.conftest import memory_env, start_retrieval
 from tests.e2e.helpers import create_pref
+from tests.support.polling import eventually
 from tests.support.servers import Client, ServerProcess, database_url, sidecar_stub, start_server
 
 RECOVERY_BUDGET = 2.0  # seconds from the sidecar reporting SERVING to full recall
@@ -89,24 +90,15 @@ def values(reply: memory_service_pb2.RecallMemoriesResponse) -> list[str]:
     return [r.memory.applicable_revision.value for r in reply.memories]
 
 
-def wait_until(check: Callable[[], bool], timeout: float, message: str) -> float:
-    """Polls `check`; returns when it first held (monotonic)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return time.monotonic()
-        time.sleep(0.02)
-    raise AssertionError(message)
-
-
 def first_memory_recalled(stack: Stack) -> Client:
     """Mara, once her first memory is indexed and recalled."""
     mara = stack.memory.client("acme", "mara")
     create_pref(mara, "shirt_color", "prefers blue shirts")
-    wait_until(
+    eventually(
         lambda: "prefers blue shirts" in values(recall(mara, "shirt colour")),
         60,
         "the first memory was never recalled",
+        interval=0.02,
     )
     return mara
 
@@ -190,10 +182,11 @@ def test_killed_sidecar_degrades_within_deadline_and_recall_returns_within_2s(
     time.sleep(3)  # long enough for the outbox to have tried and backed off
 
     serving = stack.restart_sidecar()
-    found = wait_until(
+    found = eventually(
         lambda: "prefers green ties" in values(recall(mara, "which colour ties?")),
         30,
         "the memory written during the outage was never recalled",
+        interval=0.02,
     )
     print(f"\nfull recall {found - serving:.2f}s after the sidecar reported SERVING")
     assert found - serving <= RECOVERY_BUDGET
@@ -211,10 +204,11 @@ def test_sidecar_killed_during_ingest_is_fully_indexed_soon_after_it_returns(
     written = ingest.created
     time.sleep(2)
     serving = stack.restart_sidecar()
-    caught_up = wait_until(
+    caught_up = eventually(
         lambda: stack.points() >= points_before + written,
         60,
         f"the index never caught up with {written} memories",
+        interval=0.02,
     )
     print(
         f"\n{written} memories written around a sidecar kill; index complete "
@@ -271,8 +265,9 @@ def test_hung_sidecar_gives_short_deadlines_degraded_answers_not_errors(stack: S
     assert len(answers) > 20
     assert all(answers), "a hung sidecar cannot have answered"
     # Once it runs again, recall returns without any restart.
-    wait_until(
+    eventually(
         lambda: "prefers blue shirts" in values(recall(mara, "shirt colour")),
         10,
         "recall never came back after the sidecar resumed",
+        interval=0.02,
     )

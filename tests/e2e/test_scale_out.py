@@ -16,6 +16,7 @@ from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 
 from tests.conftest import memory_env, start_retrieval
 from tests.e2e.helpers import create_pref
+from tests.support.polling import eventually
 from tests.support.servers import database_url, sidecar_stub, start_server
 
 MEMORIES_PER_REPLICA = 40
@@ -55,11 +56,11 @@ def test_two_replicas_drain_one_outbox_without_losing_or_doubling(tmp_path: Path
                         job.result()
                 stats = sidecar_stub(sidecar.address)
                 expected = 2 * MEMORIES_PER_REPLICA
-                deadline = time.monotonic() + 60
-                reply = stats.GetStats(rpb.GetStatsRequest())
-                while reply.points < expected and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                    reply = stats.GetStats(rpb.GetStatsRequest())
+                eventually(
+                    lambda: stats.GetStats(rpb.GetStatsRequest()).points >= expected,
+                    60,
+                    "the index never held every replica's memories",
+                )
                 time.sleep(1)  # any doubled delivery would arrive by now
                 reply = stats.GetStats(rpb.GetStatsRequest())
                 assert reply.points == expected, "an index operation was lost"

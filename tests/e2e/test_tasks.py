@@ -5,7 +5,6 @@ retention."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from google.protobuf import struct_pb2
 
 from tests.conftest import BACKENDS, memory_env
 from tests.e2e.helpers import create_pref, expect_error, list_all, to_dt
+from tests.support.polling import eventually
 from tests.support.servers import Client, ServerProcess, database_url, start_server
 
 OPEN = task_pb.TASK_STATE_OPEN
@@ -211,10 +211,12 @@ def test_an_ended_tasks_history_is_purged_after_its_retention(
     task = end(alice, ended, COMPLETED)
     assert 2.5 < (to_dt(task.purge_time) - to_dt(task.end_time)).total_seconds() < 3.5
     assert len(history(alice, ended)) == 2  # kept for its retention
-    deadline = time.monotonic() + 20
-    while purged_code(alice, ended) is None:
-        assert time.monotonic() < deadline, "the ended task was never purged"
-        time.sleep(0.2)
+    eventually(
+        lambda: purged_code(alice, ended) is not None,
+        20,
+        "the ended task was never purged",
+        interval=0.2,
+    )
     assert purged_code(alice, ended) is grpc.StatusCode.NOT_FOUND
     expect_error(lambda: history(alice, ended), grpc.StatusCode.NOT_FOUND)
     # An open task is never purged, however old.

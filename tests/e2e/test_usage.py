@@ -15,6 +15,7 @@ from crmmem.memory.v1 import memory_service_pb2
 
 from tests.conftest import memory_env
 from tests.e2e.helpers import create_pref, now
+from tests.support.polling import eventually
 from tests.support.servers import Client, ServerProcess, database_url, start_server
 
 FLUSH_WAIT_SECONDS = 15  # the default flush interval is 2 s; a loaded machine gets slack
@@ -42,13 +43,18 @@ def last_used(server: ServerProcess, tenant: str, memory_name: str) -> dt.dateti
 
 
 def used_after(server: ServerProcess, tenant: str, name: str, since: dt.datetime) -> dt.datetime:
-    deadline = time.monotonic() + FLUSH_WAIT_SECONDS
-    while time.monotonic() < deadline:
+    used: dt.datetime | None = None
+
+    def written() -> bool:
+        nonlocal used
         used = last_used(server, tenant, name)
-        if used is not None and used >= since:
-            return used
-        time.sleep(0.1)
-    raise AssertionError(f"no usage time at or after {since} was written for {name}")
+        return used is not None and used >= since
+
+    eventually(
+        written, FLUSH_WAIT_SECONDS, f"no usage time at or after {since} was written for {name}"
+    )
+    assert used is not None
+    return used
 
 
 def test_a_context_build_records_use_of_its_memories_soon_after(

@@ -1,16 +1,18 @@
 """Lines of this service's export (schema `crmmem.memory-export/v2`) for tests that craft
-archives: a header and valid memory records whose fields a test overrides."""
+archives: a header and valid memory records whose fields a test overrides, and the wait for
+an import batch to settle."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import time
 import unicodedata
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
+
+from tests.support.polling import eventually
 
 if TYPE_CHECKING:
     from tests.support.servers import Client
@@ -118,13 +120,25 @@ def restore(client: Client, archive: bytes, mode: int = 0) -> imp_pb.ImportBatch
         ),
         timeout=60,
     ).batch
-    deadline = time.monotonic() + 60
-    while batch.state == imp_pb.IMPORT_STATE_PENDING and time.monotonic() < deadline:
-        time.sleep(0.2)
-        batch = client.imports.GetImportBatch(
-            imp_pb.GetImportBatchRequest(name=batch.name), timeout=10
-        ).batch
-    return batch
+    return settled(client, batch, timeout=60)
+
+
+def settled(client: Client, batch: imp_pb.ImportBatch, timeout: float) -> imp_pb.ImportBatch:
+    """The batch once it is no longer queued or being parsed; fails after `timeout` seconds."""
+    current = batch
+
+    waiting = (imp_pb.IMPORT_STATE_PENDING, imp_pb.IMPORT_STATE_RUNNING)
+
+    def done() -> bool:
+        nonlocal current
+        if current.state in waiting:
+            current = client.imports.GetImportBatch(
+                imp_pb.GetImportBatchRequest(name=batch.name), timeout=10
+            ).batch
+        return current.state not in waiting
+
+    eventually(done, timeout, f"{batch.name} never settled", interval=0.2)
+    return current
 
 
 def skipped(client: Client, batch: imp_pb.ImportBatch) -> list[tuple[str, int]]:
