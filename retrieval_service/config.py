@@ -95,11 +95,12 @@ class RetrievalSettings(ProcessSettings):
     one-tenant deployments. A separate collection (suffix `-thi`), rebuilt from the records."""
 
     index_optimize_points: int = Field(
-        0, ge=0, le=100_000_000, validation_alias="RETRIEVAL_INDEX_OPTIMIZE_POINTS"
+        20_000, ge=0, le=100_000_000, validation_alias="RETRIEVAL_INDEX_OPTIMIZE_POINTS"
     )
-    """Embedded engine only: optimise (index, int8-quantise) the shard every this many written
-    points and once at start; 0 never does. Each step pauses the whole sidecar (searches and
-    health checks included) for about a second per 10,000 points, so it is off by default."""
+    """Embedded engine only: once this many points (and a quarter of the optimised ones) were
+    written since the last optimisation, a second engine process optimises (indexes,
+    int8-quantises, merges) a copy of the shard while the first keeps serving, then takes over
+    (README: Benchmarks, embedded engine); 0 never does."""
 
     model_threads: int = Field(
         1,

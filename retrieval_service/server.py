@@ -56,9 +56,9 @@ def open_index(settings: RetrievalSettings, embedder: Embedder) -> VectorIndex:
             settings.qdrant_https,
             settings.sparse_idf,
         )
-    from retrieval_service.index.edge import EdgeIndex
+    from retrieval_service.index.edge_process import EdgeProcessIndex
 
-    return EdgeIndex(
+    return EdgeProcessIndex(
         settings.data_dir / "edge" / collection,
         embedder.dimensions,
         settings.sparse_idf,

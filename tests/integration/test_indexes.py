@@ -12,6 +12,7 @@ from qdrant_client import QdrantClient
 
 from retrieval_service.index import IndexPoint, ScopeSelector, VectorIndex, point_id
 from retrieval_service.index.edge import OPTIMIZE_POINTS, EdgeIndex
+from retrieval_service.index.edge_process import EdgeProcessIndex
 from retrieval_service.index.qdrant_server import QdrantClientIndex
 
 DIMENSIONS = 8
@@ -28,10 +29,12 @@ def point(
     return IndexPoint(f"{n:032x}", tenant, version, version, scope, who, vector(n))
 
 
-@pytest.fixture(params=["edge", "qdrant-client"])
+@pytest.fixture(params=["edge", "edge-process", "qdrant-client"])
 def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorIndex]:
     if request.param == "edge":
         opened: VectorIndex = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    elif request.param == "edge-process":
+        opened = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS)
     else:
         opened = QdrantClientIndex(QdrantClient(location=":memory:"), "c", DIMENSIONS, "local")
     yield opened
@@ -298,12 +301,10 @@ def test_a_shard_written_under_the_former_configuration_opens_and_is_optimized(
 
 
 def test_the_sidecars_default_index_never_optimizes_while_it_serves(tmp_path: Path) -> None:
-    """The engine's `optimize` freezes every thread of the sidecar (searches and health checks
-    too) for about a second per 10,000 points, so the default never calls it: not after many
-    writes, not when a stored shard is opened. Indexing stays correct on plain segments."""
-    from retrieval_service.config import RetrievalSettings
-
-    assert RetrievalSettings.model_fields["index_optimize_points"].default == 0
+    """The engine's `optimize` freezes every thread of the process that calls it (searches
+    and health checks too) for about a second per 10,000 points, so the engine process that
+    serves never calls it: not after many writes, not when a stored shard is opened (a second
+    process optimises a copy, test_edge_process). Indexing stays correct on plain segments."""
     index = EdgeIndex(tmp_path / "edge", DIMENSIONS)
     shard = CountingShard(index._shard)
     optimized: list[int] = []

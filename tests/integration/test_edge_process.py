@@ -1,0 +1,197 @@
+"""The sidecar's default index: the embedded engine in a worker process, optimised in the
+background by a second one that takes over when its copy holds every write."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+from retrieval_service.config import RetrievalSettings
+from retrieval_service.index.edge import EdgeIndex
+from retrieval_service.index.edge_process import (
+    CURRENT,
+    OPTIMIZE_POINTS,
+    EdgeProcessIndex,
+)
+from tests.integration.test_indexes import DIMENSIONS, point, vector
+
+
+def key(n: int) -> str:
+    return f"{n:032x}"
+
+
+def test_the_sidecar_optimises_in_the_background_by_default() -> None:
+    assert RetrievalSettings.model_fields["index_optimize_points"].default == OPTIMIZE_POINTS > 0
+
+
+def test_a_deletion_made_during_a_background_optimisation_is_not_resurrected_by_the_switch(
+    tmp_path: Path,
+) -> None:
+    """The copy being optimised still holds the points deleted meanwhile; the switch must not
+    bring them back, nor lose the writes made meanwhile, now or after a restart."""
+    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    index.upsert([point(n, f"t{n % 2}") for n in range(3000)])
+    before = index.segments()
+    optimizing = index.optimize_in_background()
+    index.delete("t1", [key(7), key(9)])
+    index.delete_tenant("t0")
+    index.upsert([point(5001, "t1"), point(11, "t1", version=2)])
+    assert index._journal is not None  # all of it happened while the copy was optimised
+    optimizing.join(120)
+    assert index.last_optimization["replayed"] == 3
+    assert index._journal is None
+    assert index.segments() != before  # the optimised copy serves now
+    assert index.search("t1", vector(7), 1, [])[0].id != key(7)
+    assert index.count("t0") == 0
+    assert index.count() == 1500 - 2 + 1
+    assert index.search("t1", vector(11), 1, [])[0].version == 2
+    index.close()
+    assert sorted(p.name for p in (tmp_path / "edge").iterdir()) == [CURRENT, "g-1"]
+    reopened = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    assert reopened.count() == 1499
+    assert reopened.count("t0") == 0
+    assert reopened.search("t1", vector(9), 1, [])[0].id != key(9)
+    reopened.close()
+
+
+def test_searches_keep_answering_while_the_copy_is_optimised(tmp_path: Path) -> None:
+    """In the sidecar's own process the engine's optimisation held the interpreter: every
+    search waited for all of it. A searcher thread here must keep getting answers."""
+    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    for start in range(0, 20_000, 2000):
+        index.upsert([point(n, f"t{n % 4}") for n in range(start, start + 2000)])
+    longest = 0.0
+    answered = 0
+    done = threading.Event()
+
+    def searcher() -> None:
+        nonlocal longest, answered
+        while not done.is_set():
+            started = time.perf_counter()
+            assert index.search("t1", vector(5), 3, [])
+            longest = max(longest, time.perf_counter() - started)
+            answered += 1
+            time.sleep(0.002)
+
+    thread = threading.Thread(target=searcher)
+    thread.start()
+    ticks: list[float] = []
+    optimizing = index.optimize_in_background()  # waits for the copy (writers wait for it)
+    last = time.perf_counter()
+    while optimizing.is_alive():  # this thread stands for the health checks
+        time.sleep(0.005)
+        now = time.perf_counter()
+        ticks.append(now - last)
+        last = now
+    done.set()
+    thread.join()
+    optimize_s = index.last_optimization["optimize_s"]
+    index.close()
+    # Held by the engine, every search and tick would have waited all of optimize_s. What
+    # remains: the flush before the copy (the serving engine answers one call at a time) and
+    # two busy cores.
+    assert optimize_s > 1.5
+    assert answered > 20
+    assert longest < optimize_s / 3, (longest, optimize_s)
+    assert max(ticks) < optimize_s / 3, (max(ticks), optimize_s)
+
+
+CRASHER = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    from pathlib import Path
+    from retrieval_service.index.edge_process import EdgeProcessIndex
+    from tests.integration.test_indexes import point
+
+    root, moment = Path(sys.argv[1]), sys.argv[2]
+    index = EdgeProcessIndex(root, 8, optimize_points=0)
+    index.upsert([point(n, f"t{n % 2}") for n in range(3000)])
+    index.optimize_in_background()
+    index.delete("t1", [f"{n:032x}" for n in range(1, 200, 2)])
+    index.delete_tenant("t0")
+    index.upsert([point(n, "t1") for n in range(5000, 5010)])
+    if moment == "optimising":
+        time.sleep(0.5)
+    else:
+        index.wait_optimized()
+    print(os.getpid(), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+    """
+)
+
+
+def crash(root: Path, moment: str) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    result = subprocess.run(
+        [sys.executable, "-c", CRASHER, str(root), moment],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == -signal.SIGKILL, result.stderr
+
+
+def test_a_kill_9_mid_optimisation_reopens_consistently_without_the_deleted_points(
+    tmp_path: Path,
+) -> None:
+    for moment in ("optimising", "switched"):
+        root = tmp_path / moment
+        crash(root, moment)
+        time.sleep(0.5)  # the workers die with the crashed process
+        index = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+        assert index.count("t0") == 0, moment
+        assert index.count() == 1500 - 100 + 10, moment
+        for n in (1, 99, 199):
+            assert index.search("t1", vector(n), 1, [])[0].id != key(n), moment
+        names = sorted(p.name for p in root.iterdir())
+        index.close()
+        assert len(names) == 2, (moment, names)  # CURRENT and one generation: no copy left
+        assert names[0] == CURRENT, (moment, names)
+    orphans = subprocess.run(
+        ["pgrep", "-f", f"retrieval_service.index.edge_process.*{tmp_path}"],
+        capture_output=True,
+        text=True,
+    )
+    assert orphans.stdout == ""
+
+
+def test_a_shard_from_before_generations_moves_to_one_when_first_optimised(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "edge"
+    legacy = EdgeIndex(root, DIMENSIONS)
+    legacy.upsert([point(n) for n in range(500)])
+    legacy.close()
+    index = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    assert index.count() == 500
+    index.optimize_in_background()
+    index.delete("t1", [key(3)])
+    index.wait_optimized(120)
+    assert index.count() == 499
+    index.close()
+    assert sorted(p.name for p in root.iterdir()) == [CURRENT, "g-1"]
+    reopened = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    assert reopened.count() == 499
+    assert reopened.search("t1", vector(3), 1, [])[0].id != key(3)
+    reopened.close()
+
+
+def test_enough_written_points_start_an_optimisation_by_themselves(tmp_path: Path) -> None:
+    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=1000)
+    index.upsert([point(n) for n in range(999)])
+    assert index._optimizer is None
+    index.upsert([point(999)])
+    assert index._optimizer is not None
+    index.wait_optimized(120)
+    assert index.last_optimization["segments"] >= 1
+    assert index.count() == 1000
+    index.upsert([point(n) for n in range(1000, 1999)])  # one short of the next step
+    assert index._optimizer is None
+    index.close()
