@@ -1,4 +1,5 @@
-"""Qdrant's own engine in-process (qdrant-edge-py): the embedded default for one machine."""
+"""Qdrant's own engine in-process (qdrant-edge-py). The sidecar runs this adapter in a worker
+process of its own (`edge_process`), because every engine call holds the interpreter."""
 
 from __future__ import annotations
 
@@ -24,13 +25,12 @@ from retrieval_service.lexical import SparseTerms
 
 FLUSH_SECONDS = 5.0
 # The engine has no background optimiser, and its `optimize` holds the interpreter (no other
-# thread of the sidecar runs, searches and health checks included) for about a second per
-# 10,000 points it rewrites. So the sidecar never optimises by default: points stay in plain
-# segments, where a tenant's search scans the tenant's points through the tenant index. A
-# deployment that prefers indexed (quantised) segments and accepts those pauses sets
-# `optimize_points`: every that many written points an update indexes the appendable segment,
-# and a stored shard is optimised once when opened. OPTIMIZE_POINTS sizes the segments such a
-# step writes when the caller runs `optimize` itself (the bench).
+# thread of the process runs) for about a second per 10,000 points it rewrites. So the process
+# that serves never optimises: `edge_process` optimises a copy of the shard in a second worker
+# process and switches to it. `optimize_points` > 0 (tests, and whoever embeds this adapter
+# directly and accepts those pauses) makes every that many written points an update index the
+# appendable segment, and optimises a stored shard once when opened. OPTIMIZE_POINTS sizes the
+# segments such a step writes.
 OPTIMIZE_POINTS = 20_000
 SEGMENTS = 1_000  # the target number of segments: high enough that no merge is ever planned
 # A tenant's vectors are scanned (no graph: `m` and `payload_m` 0), as int8 codes kept in RAM,
@@ -67,11 +67,11 @@ class EdgeIndex:
     number of points, so updates flush at most every FLUSH_SECONDS.
 
     Nor has it a background optimiser: points stay in an appendable, unindexed segment (a
-    search there reads every float of the tenant's points) until `optimize` runs, which
-    freezes the whole process while it runs. With `optimize_points` > 0 updates call it every
-    that many written points and a shard opened from disk is optimised once at start (a shard
-    written under an earlier configuration is converted then, before the sidecar serves); with
-    0, the default, only an explicit `optimize()` does."""
+    search there walks the tenant's points one by one) until `optimize` runs, which freezes the
+    whole process while it runs: the sidecar's worker leaves it to a second worker working on
+    a copy (`edge_process`). With `optimize_points` > 0 updates call it every that many written
+    points and a shard opened from disk is optimised once at start; with 0, the default, only
+    an explicit `optimize()` does."""
 
     backend = "qdrant-edge"
 

@@ -123,7 +123,8 @@ class _Worker:
         self.closed = True
         self._process.kill()
         self._process.wait()
-        self._conn.close()
+        with contextlib.suppress(OSError):
+            self._conn.close()
 
 
 class _Closed(Exception):
@@ -189,7 +190,7 @@ class EdgeProcessIndex:
         self._dimensions = dimensions
         self._sparse_idf = sparse_idf
         self._optimize_points = optimize_points
-        self._write = threading.Lock()  # writes, and the journal's cut-over
+        self._write = threading.RLock()  # writes, the journal's cut-over, reviving a worker
         self._path = open_generation(root)
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="edge-workers")
         self._worker = _Worker(self._spawner, self._path, dimensions, sparse_idf, optimize=False)
@@ -210,7 +211,7 @@ class EdgeProcessIndex:
 
     def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
         with self._write:
-            written, stale = self._worker.call("upsert", list(points))
+            written, stale = self._call("upsert", list(points))
             self._record("upsert", list(points))
             self._written += int(written)
             self._maybe_optimize()
@@ -218,12 +219,12 @@ class EdgeProcessIndex:
 
     def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
         with self._write:
-            self._worker.call("delete", tenant_id, list(ids))
+            self._call("delete", tenant_id, list(ids))
             self._record("delete", tenant_id, list(ids))
 
     def delete_tenant(self, tenant_id: str) -> None:
         with self._write:
-            self._worker.call("delete_tenant", tenant_id)
+            self._call("delete_tenant", tenant_id)
             self._record("delete_tenant", tenant_id)
 
     def _record(self, op: str, *args: Any) -> None:
@@ -233,12 +234,34 @@ class EdgeProcessIndex:
     # reads: whichever worker serves when the call starts
 
     def _read(self, op: str, *args: Any) -> Any:
-        while True:
+        return self._call(op, *args)
+
+    def _call(self, op: str, *args: Any) -> Any:
+        """On the serving worker; once more on a new one if it died (every call is safe to
+        repeat: upserts are version-guarded, deletions idempotent)."""
+        for attempt in range(3):
             worker = self._worker
             try:
                 return worker.call(op, *args)
             except _Closed:
                 continue  # switched meanwhile: the new worker holds everything the old one did
+            except (EOFError, OSError):
+                if attempt or self._closing:
+                    raise
+                self._revive(worker)
+        raise EngineError("the index worker keeps being replaced")
+
+    def _revive(self, dead: _Worker) -> None:
+        """A worker that died (killed, out of memory) is replaced by one on the same
+        generation: its log holds every write it acknowledged."""
+        with self._write:
+            if self._worker is not dead:
+                return  # another thread did it, or a switch did
+            log.error("the index worker died; reopening %s", self._path)
+            dead.kill()
+            worker = _Worker(self._spawner, self._path, self._dimensions, self._sparse_idf, False)
+            worker.ready()
+            self._worker = worker
 
     def search(
         self, tenant_id: str, vector: list[float], limit: int, scopes: Sequence[ScopeSelector]

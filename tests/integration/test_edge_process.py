@@ -195,3 +195,20 @@ def test_enough_written_points_start_an_optimisation_by_themselves(tmp_path: Pat
     index.upsert([point(n) for n in range(1000, 1999)])  # one short of the next step
     assert index._optimizer is None
     index.close()
+
+
+def test_a_worker_that_dies_is_replaced_and_keeps_every_acknowledged_write(
+    tmp_path: Path,
+) -> None:
+    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    index.upsert([point(n) for n in range(100)])
+    index.delete("t1", [key(7)])
+    os.kill(index._worker._process.pid, signal.SIGKILL)
+    time.sleep(0.2)
+    assert index.search("t1", vector(7), 1, [])[0].id != key(7)
+    assert index.count() == 99
+    os.kill(index._worker._process.pid, signal.SIGKILL)
+    time.sleep(0.2)
+    index.delete("t1", [key(8)])
+    assert index.count() == 98
+    index.close()
