@@ -125,17 +125,18 @@ class Transactions:
 
     def _claim(self, uow: UnitOfWork, identity: Identity, key: RequestKey[A]) -> bytes | None:
         """The stored answer of an earlier attempt, or None once this attempt holds the id."""
-        replay = self._replay(uow, identity, key)
-        if replay is None:
-            now = utcnow()
-            claimed = StoredResponse(key.method, key.fingerprint, b"", now)
-            uow.idempotency.claim(identity.user_id, key.request_id, claimed, now - self._ttl)
-        return replay
-
-    def _replay(self, uow: UnitOfWork, identity: Identity, key: RequestKey[A]) -> bytes | None:
         stored = uow.idempotency.get(identity.user_id, key.request_id)
-        if stored is None or stored.create_time < utcnow() - self._ttl:
-            return None
+        now = utcnow()
+        if stored is not None and stored.create_time >= now - self._ttl:
+            return self._replay(stored, key)
+        claimed = StoredResponse(key.method, key.fingerprint, b"", now)
+        # An expired row is forgotten first; with no row there is nothing to forget.
+        expired = None if stored is None else now - self._ttl
+        uow.idempotency.claim(identity.user_id, key.request_id, claimed, expired)
+        return None
+
+    @staticmethod
+    def _replay(stored: StoredResponse, key: RequestKey[A]) -> bytes:
         if stored.fingerprint != key.fingerprint:
             raise InvalidArgument(
                 "request_id",

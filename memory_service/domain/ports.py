@@ -59,17 +59,19 @@ class MemoryRepository(Protocol):
     def get_many(self, memory_ids: list[str]) -> dict[str, Memory]: ...
     def live_ids(self) -> list[str]: ...
     def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None: ...
-    def last_deletion(self, scope: Scope, key: str, key_context: str) -> datetime | None:
-        """When a memory with this scoped key was last deleted, if ever."""
+    def deletions(
+        self, scope: Scope, key: str, key_context: str, lineage: str
+    ) -> tuple[datetime | None, bool]:
+        """When a memory with this scoped key was last deleted, if ever, and whether the
+        evidence lineage `lineage` underlies a deleted revision ('' names none)."""
 
     def add(self, memory: Memory) -> None: ...
     def preloaded(
         self, keys: Collection[tuple[Scope, str, str]], lineages: Collection[str] = ()
     ) -> AbstractContextManager[None]:
-        """For many creates in one transaction: `find_live` and `last_deletion` of these
-        scoped keys, and `deleted_lineage` of these lineages, are read up front, and added
-        memories are written together at the end. Nothing but `add` may change memories
-        inside."""
+        """For many creates in one transaction: `find_live` and `deletions` of these scoped
+        keys and lineages are read up front, and added memories are written together at the
+        end. Nothing but `add` may change memories inside."""
 
     def add_revision(self, revision: Revision) -> None: ...
     def update_revision(self, revision: Revision) -> None: ...
@@ -173,8 +175,11 @@ class StoredResponse:
 class IdempotencyRepository(Protocol):
     def get(self, user_id: str, request_id: str) -> StoredResponse | None: ...
     def claim(
-        self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime
-    ) -> None: ...
+        self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime | None
+    ) -> None:
+        """Holds the request id for this transaction, replacing a row created before
+        `expired` (None: the lookup found no row, so there is none to replace)."""
+
     def record(self, user_id: str, request_id: str, response: bytes, shown: Sequence[str]) -> None:
         """Stores the answer of a claimed request id with the memories (or import items) whose
         text it carries; deleting any of them redacts it."""

@@ -746,10 +746,9 @@ class MemoryUseCases:
             scope, key, key_context = held.scope, held.key, held.key_context
         else:
             existing, (scope, key, key_context) = None, held
+        deleted_at, withdrawn = uow.memories.deletions(scope, key, key_context, offered.ref)
         history = evidence.KeyHistory(
-            deleted_at=uow.memories.last_deletion(scope, key, key_context),
-            memory=existing,
-            evidence_withdrawn=bool(offered.ref) and uow.memories.deleted_lineage(offered.ref),
+            deleted_at=deleted_at, memory=existing, evidence_withdrawn=withdrawn
         )
         return evidence.stale_evidence(
             offered.said,

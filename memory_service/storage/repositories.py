@@ -81,7 +81,7 @@ _ANY_EVIDENCE_TYPE = RevisionRow.evidence_type.in_([member.value for member in E
 class SqlMemoryRepository(TenantScoped):
     def __init__(self, session: Session, tenant_id: str) -> None:
         super().__init__(session, tenant_id)
-        # Inside `preloaded`: what find_live and last_deletion answer without a statement.
+        # Inside `preloaded`: what find_live and deletions answer without a statement.
         self._preloaded_live: dict[tuple[Scope, str, str], Memory | None] | None = None
         self._deleted: dict[str, datetime | None] = {}
         self._withdrawn: dict[str, bool] = {}
@@ -217,18 +217,35 @@ class SqlMemoryRepository(TenantScoped):
         ).first()
         return None if row is None else self._with_revisions([row])[0]
 
-    def last_deletion(self, scope: Scope, key: str, key_context: str) -> datetime | None:
+    def deletions(
+        self, scope: Scope, key: str, key_context: str, lineage: str
+    ) -> tuple[datetime | None, bool]:
+        """When the scoped key was last deleted, and whether `lineage` underlies a deleted
+        revision ('' names none), in one statement (every create, correction and
+        confirmation asks both)."""
         key_hash = scoped_key_hash(scope.type.value, scope.id, key, key_context)
-        if key_hash in self._deleted:
-            return self._deleted[key_hash]
-        deleted: datetime | None = self._run(
-            "memories.last_deletion",
-            lambda p: p.select(MemoryRow, func.max(MemoryRow.delete_time)).where(
-                MemoryRow.key_hash == bindparam("key_hash"), MemoryRow.live.is_(None)
+        if key_hash in self._deleted and (not lineage or lineage in self._withdrawn):
+            return self._deleted[key_hash], bool(lineage) and self._withdrawn[lineage]
+        found: Sequence[Any] = self._run(
+            "memories.deletions",
+            lambda p: p.row(
+                p.select(MemoryRow, func.max(MemoryRow.delete_time))
+                .where(MemoryRow.key_hash == bindparam("key_hash"), MemoryRow.live.is_(None))
+                .scalar_subquery(),
+                p.select(RevisionRow, RevisionRow.memory_id)
+                .where(
+                    _ANY_EVIDENCE_TYPE,
+                    RevisionRow.evidence_ref == bindparam("ref"),
+                    RevisionRow.status == RevisionStatus.DELETED.value,
+                )
+                .exists(),
             ),
             key_hash=key_hash,
-        ).scalar()
-        return None if deleted is None else deleted.replace(tzinfo=UTC)
+            ref=lineage_ref_hash(lineage) if lineage else "",
+        ).one()
+        deleted: datetime | None = found[0]
+        withdrawn = bool(lineage) and bool(found[1])
+        return None if deleted is None else deleted.replace(tzinfo=UTC), withdrawn
 
     def deleted_lineage(self, evidence_ref: str) -> bool:
         if evidence_ref in self._withdrawn:
@@ -767,6 +784,13 @@ def _grant(row: Any) -> CustomerGrant:
 
 
 class SqlIdempotencyRepository(TenantScoped):
+    def __init__(self, session: Session, tenant_id: str, *, serialised: bool = False) -> None:
+        """`serialised`: this write transaction holds the database's only writer lock from its
+        BEGIN (SQLite), so no other transaction can claim a request id before it ends."""
+        super().__init__(session, tenant_id)
+        self._serialised = serialised
+        self._claimed: dict[str, Any] | None = None  # a claim whose INSERT waits for its answer
+
     def get(self, user_id: str, request_id: str) -> StoredResponse | None:
         row = self._run(
             "idempotency.get",
@@ -784,52 +808,75 @@ class SqlIdempotencyRepository(TenantScoped):
         )
 
     def claim(
-        self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime
+        self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime | None
     ) -> None:
         """Insert the request id's row before the work, so a duplicate in flight waits on it.
 
         On PostgreSQL a second INSERT of the same key blocks until the first transaction ends and
         then fails (WriteConflict), and the retry replays the stored response. Only an expired row
-        is removed: deleting a live one would let a duplicate do the work twice.
+        is removed (`expired` is None when the lookup found no row: nothing to remove): deleting
+        a live one would let a duplicate do the work twice. When writers are serialised the
+        row goes in with its answer (`record`), one statement instead of an INSERT and an
+        UPDATE: no other writer can look for it in between.
         """
-        for model in (IdempotencyRow, IdempotencyShownRow):
-            self._run(
-                ("idempotency.forget_expired", model),
-                _forget_expired(model),
-                user=user_id,
-                request=request_id,
-                expired=expired,
-            )
-        self._insert(
-            IdempotencyRow,
-            user_id=user_id,
-            request_id=request_id,
-            method=stored.method,
-            fingerprint=stored.fingerprint,
-            response=stored.response,
-            create_time=stored.create_time,
-            memory_id=stored.memory_id or None,
-        )
+        if expired is not None:
+            for model in (IdempotencyRow, IdempotencyShownRow):
+                self._run(
+                    ("idempotency.forget_expired", model),
+                    _forget_expired(model),
+                    user=user_id,
+                    request=request_id,
+                    expired=expired,
+                )
+        row = {
+            "user_id": user_id,
+            "request_id": request_id,
+            "method": stored.method,
+            "fingerprint": stored.fingerprint,
+            "response": stored.response,
+            "create_time": stored.create_time,
+            "memory_id": stored.memory_id or None,
+        }
+        if self._serialised:
+            self._claimed = row
+        else:
+            self._insert(IdempotencyRow, **row)
+
+    def flush(self) -> None:
+        """Writes a claim still waiting for its answer; the unit of work calls it before
+        COMMIT."""
+        row, self._claimed = self._claimed, None
+        if row is not None:
+            self._insert(IdempotencyRow, **row)
 
     def record(self, user_id: str, request_id: str, response: bytes, shown: Sequence[str]) -> None:
         """The response of a claimed request id (and the memories it shows), in the same
         transaction as its effect. The first shown memory marks the row as showing one; a
         batch lists all of them in `idempotency_shown` as well."""
-        self._run(
-            "idempotency.record",
-            lambda p: (
-                p.update(IdempotencyRow)
-                .where(
-                    IdempotencyRow.user_id == bindparam("user"),
-                    IdempotencyRow.request_id == bindparam("request"),
-                )
-                .values(response=bindparam("response"), memory_id=bindparam("memory_id"))
-            ),
-            user=user_id,
-            request=request_id,
-            response=response,
-            memory_id=shown[0] if shown else None,
-        )
+        claimed = self._claimed
+        if claimed is not None and (claimed["user_id"], claimed["request_id"]) == (
+            user_id,
+            request_id,
+        ):
+            self._claimed = None
+            claimed.update(response=response, memory_id=shown[0] if shown else None)
+            self._insert(IdempotencyRow, **claimed)
+        else:
+            self._run(
+                "idempotency.record",
+                lambda p: (
+                    p.update(IdempotencyRow)
+                    .where(
+                        IdempotencyRow.user_id == bindparam("user"),
+                        IdempotencyRow.request_id == bindparam("request"),
+                    )
+                    .values(response=bindparam("response"), memory_id=bindparam("memory_id"))
+                ),
+                user=user_id,
+                request=request_id,
+                response=response,
+                memory_id=shown[0] if shown else None,
+            )
         if len(shown) > 1:
             now = utcnow()
             self._insert_many(
@@ -880,9 +927,24 @@ def _forget_expired(
 
 
 def purge_idempotency_keys(everyone: AllTenants, older_than: datetime) -> int:
-    """Retention across tenants: forget request ids past their retention."""
+    """Retention across tenants: forget request ids past their retention, with every row
+    listing what their answers show (written a moment after the request id's own row, so
+    possibly not yet past retention): a claim looks for those only when the lookup found the
+    request id's row."""
+    purged = everyone.select(
+        IdempotencyRow, IdempotencyRow.tenant_id, IdempotencyRow.user_id, IdempotencyRow.request_id
+    ).where(IdempotencyRow.create_time < older_than)
     everyone.session.execute(
-        everyone.delete(IdempotencyShownRow).where(IdempotencyShownRow.create_time < older_than)
+        everyone.delete(IdempotencyShownRow).where(
+            or_(
+                IdempotencyShownRow.create_time < older_than,
+                tuple_(
+                    IdempotencyShownRow.tenant_id,
+                    IdempotencyShownRow.user_id,
+                    IdempotencyShownRow.request_id,
+                ).in_(purged),
+            )
+        )
     )
     result = everyone.session.execute(
         everyone.delete(IdempotencyRow).where(IdempotencyRow.create_time < older_than)

@@ -104,6 +104,12 @@ class Prepare:
     def delete(self, model: type[Base]) -> Delete:
         return delete(_table(model)).where(self._mine(model))
 
+    @staticmethod
+    def row(*lookups: Any) -> Select[Any]:
+        """One row of several lookups, each a scalar subquery or EXISTS built from the scoped
+        starts above (so each carries its own tenant predicate): one statement, not one each."""
+        return select(*lookups)
+
 
 PREPARE = Prepare()
 # Prepared statements by their shape (a name, and what else decides the statement's form).

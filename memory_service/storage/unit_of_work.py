@@ -149,13 +149,14 @@ def trace_sql(engine: Engine, tracer_provider: TracerProvider) -> None:
 
 
 class SqlUnitOfWork:
-    def __init__(self, session: Session, tenant_id: str) -> None:
+    def __init__(self, session: Session, tenant_id: str, *, serialised: bool = False) -> None:
+        """`serialised`: a write that holds the database's only writer lock (SQLite)."""
         self.tenant_id = tenant_id
         self.session = session
         self.memories = SqlMemoryRepository(session, tenant_id)
         self.transcript = SqlTranscriptRepository(session, tenant_id)
         self.grants = SqlGrantRepository(session, tenant_id)
-        self.idempotency = SqlIdempotencyRepository(session, tenant_id)
+        self.idempotency = SqlIdempotencyRepository(session, tenant_id, serialised=serialised)
         self.outbox = SqlOutboxRepository(session, tenant_id)
         self.overrides = SqlOverrideRepository(session, tenant_id)
         self.customers = SqlCustomerRepository(session, tenant_id)
@@ -167,6 +168,7 @@ class SqlUnitOfWork:
         self.tasks = SqlTaskRepository(session, tenant_id)
 
     def commit(self) -> None:
+        self.idempotency.flush()
         self.outbox.flush()  # raises WriteConflict on a unique clash, before COMMIT
         try:
             self.session.flush()  # a failure here is before COMMIT: nothing was written
@@ -224,7 +226,9 @@ class SqlUnitOfWorkFactory:
         ):
             try:
                 with _unreachable_is_unavailable():
-                    yield SqlUnitOfWork(session, tenant_id)
+                    yield SqlUnitOfWork(
+                        session, tenant_id, serialised=write and self._writers is not None
+                    )
             finally:
                 _rollback(session)
 

@@ -122,14 +122,16 @@ class FakeMemoryRepository:
                 return copy.deepcopy(memory)
         return None
 
-    def last_deletion(self, scope: Scope, key: str, key_context: str) -> datetime | None:
+    def deletions(
+        self, scope: Scope, key: str, key_context: str, lineage: str
+    ) -> tuple[datetime | None, bool]:
         key_hash = scoped_key_hash(scope.type.value, scope.id, key, key_context)
         times = [
             m.delete_time
             for m in self._t.memories.values()
             if m.delete_time is not None and m.key_hash == key_hash
         ]
-        return max(times, default=None)
+        return max(times, default=None), bool(lineage) and self.deleted_lineage(lineage)
 
     def deleted_lineage(self, evidence_ref: str) -> bool:
         hashed = lineage_ref_hash(evidence_ref)
@@ -401,11 +403,11 @@ class FakeIdempotencyRepository:
         return self._t.requests.get((user_id, request_id))
 
     def claim(
-        self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime
+        self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime | None
     ) -> None:
         key = (user_id, request_id)
         old = self._t.requests.get(key)
-        if old is not None and old.create_time >= expired:
+        if old is not None and (expired is None or old.create_time >= expired):
             raise WriteConflict("request id claimed")
         self._t.requests[key] = stored
         self._t.shown.pop(key, None)
