@@ -79,7 +79,9 @@ class World:
         self.tx = Transactions(units, ttl)
         memories = MemoryUseCases(AccessPolicy(GrantTableAuthorizer()))
         self.commands = MemoryCommands(self.tx, memories)
-        quiet = request_key("x", service_pb.CorrectMemoryRequest(), service_pb.CorrectMemoryResponse)
+        quiet = request_key(
+            "x", service_pb.CorrectMemoryRequest(), service_pb.CorrectMemoryResponse
+        )
 
         def append(uow: Any) -> Answer[Any]:
             return Answer(
