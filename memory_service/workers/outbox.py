@@ -59,6 +59,11 @@ MIN_BATCH = 8
 IN_FLIGHT = 2
 BACKOFF_FIRST = 0.25
 BACKOFF_MAX = 5.0
+# An idle drain woken by a commit waits this long before it claims, so the commits just behind
+# it go in the same batch: each batch costs two write transactions (claim, complete), a read
+# and an index call whatever its size, all in the process that serves the writes, so one
+# batch per commit cost a correction about as much CPU again as the correction itself.
+GATHER_SECONDS = 0.05
 
 
 class IndexSink(Protocol):
@@ -97,6 +102,7 @@ class OutboxWorker:
         poll_seconds: float = 0.1,
         batch_size: int = BATCH_SIZE,
         lease_seconds: float = LEASE_SECONDS,
+        gather_seconds: float = GATHER_SECONDS,
     ) -> None:
         self._store = store
         self._units = units
@@ -104,6 +110,7 @@ class OutboxWorker:
         self._poll = poll_seconds
         self._batch = batch_size
         self._lease = lease_seconds
+        self._gather = gather_seconds
         self._backoff = 0.0
         self._claim = batch_size  # halves while the index is unreachable or too slow
         self._owner = uuid.uuid4().hex
@@ -159,9 +166,12 @@ class OutboxWorker:
 
     def _run(self) -> None:
         """Up to `IN_FLIGHT` batches at once: the next batch is claimed and read while the
-        index embeds the previous one, so the embedder does not idle between batches."""
+        index embeds the previous one, so the embedder does not idle between batches. After a
+        partial batch (the drain has caught up) the next claim waits `gather_seconds`, as an
+        idle drain woken by a commit does: commits one by one are drained a few at a time."""
         in_flight: deque[tuple[_Batch, Future[BaseException | None]]] = deque()
         waited = False  # the backoff has been waited out: the next claim is the retry
+        gathering_until = 0.0  # after a partial batch the next claim waits for more work
         with ThreadPoolExecutor(IN_FLIGHT, thread_name_prefix="outbox-send") as sending:
             while not self._stop.is_set():
                 drained: int | None = None
@@ -169,9 +179,12 @@ class OutboxWorker:
                     for entry in [entry for entry in in_flight if entry[1].done()]:
                         in_flight.remove(entry)
                         self._settle(entry[0], entry[1].result())
-                    if len(in_flight) < IN_FLIGHT and (not self._backoff or waited):
+                    ready = time.monotonic() >= gathering_until
+                    if len(in_flight) < IN_FLIGHT and (not self._backoff or waited) and ready:
                         waited = False
                         drained = self._start_next(in_flight, sending)
+                        if 0 < drained < self._claim:
+                            gathering_until = time.monotonic() + self._gather
                     self._outage.answered()
                 except Exception as error:
                     if not self._outage.failed(error):
@@ -188,7 +201,12 @@ class OutboxWorker:
                     self._wake.clear()
                     waited = True
                 elif drained is None or drained < self._claim:
-                    self._wake.wait(self._poll)
+                    pause = gathering_until - time.monotonic()
+                    if pause > 0:
+                        self._stop.wait(pause)
+                        continue
+                    if self._wake.wait(self._poll) and self._gather:
+                        self._stop.wait(self._gather)  # the commits right behind join in
                     self._wake.clear()
             while in_flight:
                 try:

@@ -233,3 +233,25 @@ def test_a_second_batch_goes_out_while_the_index_still_works_on_the_first() -> N
     finally:
         sink.release.set()
         worker.stop()
+
+
+def test_commits_arriving_one_by_one_are_drained_in_a_few_batches() -> None:
+    """Forty commits 5 ms apart, each queueing one item and waking the drain, as corrections
+    do: the drain gathers the ones right behind a partial batch instead of claiming, reading,
+    sending and completing a batch per commit (each batch costs the serving process as much
+    CPU as a correction)."""
+    store, sink = Store(0), Sink()
+    sink.down = False
+    worker = OutboxWorker(store, units, sink, poll_seconds=30)  # type: ignore[arg-type]
+    worker.start()
+    try:
+        for i in range(40):
+            now = utcnow()
+            store.items.append(OutboxItem(i, "acme", f"{i:032x}", now, now, 0))
+            worker.work_queued()
+            time.sleep(0.005)
+        until(lambda: not store.items, 5)
+        assert sorted(store.completed) == list(range(40))
+        assert sink.calls <= 10  # one per commit before
+    finally:
+        worker.stop()
