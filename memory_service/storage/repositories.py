@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, false, func, or_, tuple_
+from sqlalchemy import and_, bindparam, false, func, or_, select, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -370,7 +370,9 @@ class SqlMemoryRepository(TenantScoped):
         )
 
     def list_after(self, query: MemoryQuery, after_id: str, limit: int) -> list[Memory]:
-        """One prepared statement per combination of the filters given (its shape)."""
+        """One prepared statement per combination of the filters given (its shape): the page of
+        memories and their revisions in one read, decoded by position (a context reads every
+        visible memory through here)."""
         visibility = query.visibility
         shape = (
             "memories.list_after",
@@ -389,7 +391,7 @@ class SqlMemoryRepository(TenantScoped):
         def build(p: Prepare) -> Any:
             _, users, customers, organization, after, scope_type, scope_id = shape[:7]
             key, kind, show_deleted, changed_since = shape[7:]
-            statement = p.select(MemoryRow).where(
+            statement = p.select(MemoryRow, *_MEMORY_COLUMNS).where(
                 _visible_among(
                     bindparam("user_ids", expanding=True) if users else None,
                     bindparam("customer_ids", expanding=True) if customers else None,
@@ -410,7 +412,18 @@ class SqlMemoryRepository(TenantScoped):
                 statement = statement.where(MemoryRow.live.is_(True))
             if changed_since:
                 statement = statement.where(MemoryRow.update_time >= bindparam("changed_since"))
-            return statement.order_by(MemoryRow.id).limit(bindparam("limit"))
+            page = statement.order_by(MemoryRow.id).limit(bindparam("limit")).subquery()
+            # Outer join: a deletion marker listed with show_deleted may have no revision left.
+            return (
+                select(*page.c, *_REVISION_COLUMNS)
+                .select_from(
+                    page.outerjoin(
+                        RevisionRow,
+                        and_(RevisionRow.memory_id == page.c.id, p.mine(RevisionRow)),
+                    )
+                )
+                .order_by(page.c.id, RevisionRow.number)
+            )
 
         rows = self._run(
             shape,
@@ -424,8 +437,8 @@ class SqlMemoryRepository(TenantScoped):
             kind=query.kind.value if query.kind is not None else None,
             changed_since=query.changed_since,
             limit=limit,
-        ).all()
-        return self._with_revisions(rows)
+        )
+        return _memories_with_revisions(rows)
 
     def _with_revisions(self, rows: Sequence[Any]) -> list[Memory]:
         by_memory: dict[str, list[Revision]] = defaultdict(list)
@@ -548,6 +561,152 @@ def _memory(row: Any, revisions: list[Revision]) -> Memory:
         delete_time=row.delete_time,
         revisions=revisions,
         key_hash=row.key_hash,
+    )
+
+
+# Column orders of `list_after`'s joined rows: a memory's columns, then one revision's.
+_MEMORY_COLUMNS = (
+    MemoryRow.id,
+    MemoryRow.tenant_id,
+    MemoryRow.scope_type,
+    MemoryRow.scope_id,
+    MemoryRow.key,
+    MemoryRow.key_context,
+    MemoryRow.kind,
+    MemoryRow.version,
+    MemoryRow.create_time,
+    MemoryRow.update_time,
+    MemoryRow.delete_time,
+    MemoryRow.key_hash,
+)
+_REVISION_COLUMNS = (
+    RevisionRow.number,
+    RevisionRow.value,
+    RevisionRow.valid_from,
+    RevisionRow.valid_until,
+    RevisionRow.status,
+    RevisionRow.speaker,
+    RevisionRow.method,
+    RevisionRow.evidence_type,
+    RevisionRow.evidence_ref,
+    RevisionRow.quote,
+    RevisionRow.source_time,
+    RevisionRow.document_version,
+    RevisionRow.excerpt,
+    RevisionRow.create_time,
+    RevisionRow.author_user_id,
+    RevisionRow.replaces_number,
+    RevisionRow.superseded_from,
+    RevisionRow.superseded_by_number,
+    RevisionRow.confirmed_by,
+    RevisionRow.confirm_time,
+    RevisionRow.confirm_restored_by,
+    RevisionRow.confirm_restore_time,
+    RevisionRow.status_reason,
+    RevisionRow.source_change_time,
+)
+_MEMORY_WIDTH = len(_MEMORY_COLUMNS)
+
+
+def _memories_with_revisions(rows: Iterable[Sequence[Any]]) -> list[Memory]:
+    """Memories from rows of `_MEMORY_COLUMNS + _REVISION_COLUMNS`, ordered by memory id and
+    revision number (a memory without revisions: one row whose revision columns are NULL)."""
+    memories: list[Memory] = []
+    current: Memory | None = None
+    for row in rows:
+        memory_id = row[0]
+        if current is None or current.id != memory_id:
+            (
+                _,
+                tenant_id,
+                scope_type,
+                scope_id,
+                key,
+                key_context,
+                kind,
+                version,
+                create_time,
+                update_time,
+                delete_time,
+                key_hash,
+            ) = row[:_MEMORY_WIDTH]
+            current = Memory(
+                memory_id,
+                tenant_id,
+                Scope(_SCOPE_TYPES[scope_type], scope_id),
+                key,
+                key_context,
+                _KINDS[kind],
+                version,
+                create_time,
+                update_time,
+                delete_time,
+                [],
+                key_hash,
+            )
+            memories.append(current)
+        if row[_MEMORY_WIDTH] is not None:
+            current.revisions.append(_revision_at(memory_id, row[_MEMORY_WIDTH:]))
+    return memories
+
+
+def _revision_at(memory_id: str, columns: Sequence[Any]) -> Revision:
+    """A revision from the values of `_REVISION_COLUMNS`, in that order."""
+    (
+        number,
+        value,
+        valid_from,
+        valid_until,
+        status,
+        speaker,
+        method,
+        evidence_type,
+        evidence_ref,
+        quote,
+        source_time,
+        document_version,
+        excerpt,
+        create_time,
+        author_user_id,
+        replaces_number,
+        superseded_from,
+        superseded_by_number,
+        confirmed_by,
+        confirm_time,
+        confirm_restored_by,
+        confirm_restore_time,
+        status_reason,
+        source_change_time,
+    ) = columns
+    confirmation = None
+    if confirmed_by is not None and confirm_time is not None:
+        confirmation = Confirmation(
+            confirmed_by, confirm_time, confirm_restored_by or "", confirm_restore_time
+        )
+    return Revision(
+        memory_id,
+        number,
+        value,
+        valid_from,
+        valid_until,
+        _STATUSES[status],
+        Provenance(
+            _SPEAKERS[speaker],
+            _METHODS[method],
+            EvidenceRef(_EVIDENCE_TYPES[evidence_type], evidence_ref),
+            quote,
+            source_time,
+            document_version,
+            excerpt,
+        ),
+        create_time,
+        author_user_id,
+        replaces_number,
+        superseded_from,
+        superseded_by_number,
+        confirmation,
+        status_reason,
+        source_change_time,
     )
 
 

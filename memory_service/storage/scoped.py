@@ -92,17 +92,18 @@ class Prepare:
     `bindparam`s too, so one statement (and its compiled form) serves every call and tenant."""
 
     @staticmethod
-    def _mine(model: type[Base]) -> ColumnElement[bool]:
+    def mine(model: type[Base]) -> ColumnElement[bool]:
+        """The tenant predicate alone, for a table joined in (its ON clause)."""
         return _table(model).c[TENANT_COLUMN] == bindparam(TENANT_PARAM)
 
     def select(self, model: type[Base], *columns: Any) -> Select[Any]:
-        return select(*(columns or _table(model).columns)).where(self._mine(model))
+        return select(*(columns or _table(model).columns)).where(self.mine(model))
 
     def update(self, model: type[Base]) -> Update:
-        return update(_table(model)).where(self._mine(model))
+        return update(_table(model)).where(self.mine(model))
 
     def delete(self, model: type[Base]) -> Delete:
-        return delete(_table(model)).where(self._mine(model))
+        return delete(_table(model)).where(self.mine(model))
 
     @staticmethod
     def row(*lookups: Any) -> Select[Any]:

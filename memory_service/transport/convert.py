@@ -343,40 +343,42 @@ def scope_hint(scope_type: int, scope_id: str) -> ScopeHint:
 
 
 def revision_proto(revision: Revision, instant: datetime) -> pb.MemoryRevision:
+    out = pb.MemoryRevision()
+    fill_revision(out, revision, instant)
+    return out
+
+
+def fill_revision(out: pb.MemoryRevision, revision: Revision, instant: datetime) -> None:
+    """Writes `revision` into `out` in place: a context converts hundreds, and building each
+    message apart and copying it in cost about as much again."""
     provenance = revision.provenance
-    out = pb.MemoryRevision(
-        name=names.revision(revision.memory_id, revision.number),
-        revision_number=revision.number,
-        value=revision.value,
-        state=STATES.proto(rules.state_at(revision, instant)),
-        replaces_revision_number=revision.replaces_number,
-        superseded_by_revision_number=revision.superseded_by_number,
-        author_user_id=revision.author_user_id,
-        inferred=authority.inferred(revision.provenance),
-        status_reason=revision.status_reason,
-        provenance=pb.Provenance(
-            speaker=SPEAKERS.proto(provenance.speaker),
-            method=METHODS.proto(provenance.method),
-            quote=provenance.quote,
-        ),
-    )
+    out.name = names.revision(revision.memory_id, revision.number)
+    out.revision_number = revision.number
+    out.value = revision.value
+    out.state = STATES.proto(rules.state_at(revision, instant))
+    out.replaces_revision_number = revision.replaces_number
+    out.superseded_by_revision_number = revision.superseded_by_number
+    out.author_user_id = revision.author_user_id
+    out.inferred = authority.inferred(provenance)
+    out.status_reason = revision.status_reason
+    source = out.provenance
+    source.speaker = SPEAKERS.proto(provenance.speaker)
+    source.method = METHODS.proto(provenance.method)
+    source.quote = provenance.quote
     match provenance.evidence.type:
         case EvidenceType.TRANSCRIPT_MESSAGE:
-            out.provenance.transcript_message = provenance.evidence.ref
+            source.transcript_message = provenance.evidence.ref
         case EvidenceType.IMPORT_ITEM:
-            out.provenance.import_item = provenance.evidence.ref
+            source.import_item = provenance.evidence.ref
         case EvidenceType.DOCUMENT:
-            out.provenance.document.CopyFrom(
-                pb.DocumentSource(
-                    uri=provenance.evidence.ref,
-                    version=provenance.document_version,
-                    excerpt=provenance.excerpt,
-                )
-            )
+            document = source.document
+            document.uri = provenance.evidence.ref
+            document.version = provenance.document_version
+            document.excerpt = provenance.excerpt
         case EvidenceType.KEPT_MEMORY:
-            out.provenance.kept_memory = provenance.evidence.ref
+            source.kept_memory = provenance.evidence.ref
     set_time(out.source_change_time, revision.source_change_time)
-    set_time(out.provenance.source_time, provenance.source_time)
+    set_time(source.source_time, provenance.source_time)
     set_time(out.valid_from, revision.valid_from)
     set_time(out.valid_until, revision.valid_until)
     set_time(out.superseded_from, revision.superseded_from)
@@ -386,7 +388,6 @@ def revision_proto(revision: Revision, instant: datetime) -> pb.MemoryRevision:
         set_time(out.confirmation.confirm_time, revision.confirmation.confirm_time)
         out.confirmation.restored_by_user_id = revision.confirmation.restored_by
         set_time(out.confirmation.restore_time, revision.confirmation.restore_time)
-    return out
 
 
 def memory_proto(memory: Memory, instant: datetime) -> pb.Memory:
@@ -396,26 +397,34 @@ def memory_proto(memory: Memory, instant: datetime) -> pb.Memory:
 def applied_memory_proto(
     memory: Memory, applicable: Revision | None, instant: datetime
 ) -> pb.Memory:
-    """The memory with `applicable` as its applicable revision at `instant`, worked out by the
-    caller (a context already has it): conversion decides nothing."""
-    out = pb.Memory(
-        name=names.memory(memory.id),
-        scope=pb.Scope(type=SCOPE_TYPES.proto(memory.scope.type), id=memory.scope.id),
-        key=memory.key,
-        key_context=memory.key_context,
-        kind=KINDS.proto(memory.kind),
-        etag=etag_of(memory),
-    )
+    out = pb.Memory()
+    fill_memory(out, memory, applicable, instant)
+    return out
+
+
+def fill_memory(
+    out: pb.Memory, memory: Memory, applicable: Revision | None, instant: datetime
+) -> None:
+    """Writes the memory into `out` in place, with `applicable` as its applicable revision at
+    `instant`, worked out by the caller (a context already has it): conversion decides
+    nothing."""
+    out.name = names.memory(memory.id)
+    out.scope.type = SCOPE_TYPES.proto(memory.scope.type)
+    out.scope.id = memory.scope.id
+    out.key = memory.key
+    out.key_context = memory.key_context
+    out.kind = KINDS.proto(memory.kind)
+    out.etag = etag_of(memory)
     if applicable is not None:
-        out.applicable_revision.CopyFrom(revision_proto(applicable, instant))
-    if memory.latest is not None and memory.latest is applicable:
+        fill_revision(out.applicable_revision, applicable, instant)
+    latest = memory.latest
+    if latest is not None and latest is applicable:
         out.latest_revision.CopyFrom(out.applicable_revision)  # usually: converted once
-    elif memory.latest is not None:
-        out.latest_revision.CopyFrom(revision_proto(memory.latest, instant))
+    elif latest is not None:
+        fill_revision(out.latest_revision, latest, instant)
     set_time(out.create_time, memory.create_time)
     set_time(out.update_time, memory.update_time)
     set_time(out.delete_time, memory.delete_time)
-    return out
 
 
 class _Changed(Protocol[C]):

@@ -191,14 +191,6 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
     instant = context.instant
     out = ctx_pb.BuildContextResponse(
         recent_messages=[convert.message_proto(m) for m in context.window],
-        memories=[
-            ctx_pb.ContextMemory(
-                memory=convert.applied_memory_proto(item.memory, item.revision, instant),
-                reason=APPLICABILITY.proto(item.reason),
-                source_changed=item.revision.source_change_time is not None,
-            )
-            for item in context.memories
-        ],
         conflicts=[
             ctx_pb.Conflict(
                 key=conflict.key,
@@ -226,6 +218,17 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
             for r in context.customers
         ],
     )
+    add_memory = out.memories.add
+    for applying in context.memories:
+        convert.fill_memory(
+            add_memory(
+                reason=APPLICABILITY.proto(applying.reason),
+                source_changed=applying.revision.source_change_time is not None,
+            ).memory,
+            applying.memory,
+            applying.revision,
+            instant,
+        )
     if context.task is not None:
         out.task_state.CopyFrom(task_proto(context.task, None))  # open: no purge time yet
     for item in context.overrides:

@@ -1,0 +1,158 @@
+"""`list_after` reads a page of memories and their revisions in one joined statement (the read
+a context makes). It must give exactly what reading each memory on its own gives (`get`),
+over memories with several revisions of every state, deletion markers, other scopes and
+another tenant's rows, and its limit must count memories, never revision rows."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+import pytest
+
+from memory_service.domain.model import (
+    Confirmation,
+    EvidenceRef,
+    EvidenceType,
+    Memory,
+    MemoryKind,
+    Provenance,
+    ProvenanceMethod,
+    RevisionStatus,
+    Scope,
+    ScopeType,
+    Speaker,
+    new_id,
+    utcnow,
+)
+from memory_service.domain.ports import MemoryQuery, Visibility
+from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from tests.support import records
+
+CALLER = Visibility(frozenset({"u1"}), frozenset({"c1"}))
+EVERYONE = Visibility(None, None)
+
+
+def _memory(tenant: str, scope: Scope, key: str, now: datetime, revisions: int) -> Memory:
+    memory_id = new_id()
+    memory = replace(
+        records.memory(created=now, memory_id=memory_id, tenant=tenant, key=key),
+        scope=scope,
+        kind=MemoryKind.FACT,
+        version=revisions,
+        update_time=now + timedelta(seconds=revisions),
+    )
+    for number in range(1, revisions + 1):
+        memory.revisions.append(
+            records.revision(number, now + timedelta(seconds=number), memory_id=memory_id)
+        )
+    return memory
+
+
+def _dataset(now: datetime) -> dict[str, list[Memory]]:
+    """Per tenant, memories whose revisions cover what a context must tell apart."""
+    user, customer = Scope(ScopeType.USER, "u1"), Scope(ScopeType.CUSTOMER, "c1")
+    history = _memory("t1", user, "history", now, 4)
+    first, second, third, fourth = history.revisions
+    first.superseded_from, first.superseded_by_number = now - timedelta(days=2), 2
+    second.superseded_from = now + timedelta(days=1)  # superseded from a future instant
+    second.superseded_by_number = 3
+    third.status, third.status_reason = RevisionStatus.CANDIDATE, "not grounded"
+    fourth.valid_from = now + timedelta(days=5)  # not yet effective
+    fourth.valid_until = now + timedelta(days=9)
+    documented = _memory("t1", customer, "documented", now, 2)
+    documented.revisions[0].status = RevisionStatus.REJECTED
+    documented.revisions[1].provenance = Provenance(
+        Speaker.TOOL,
+        ProvenanceMethod.DOCUMENT,
+        EvidenceRef(EvidenceType.DOCUMENT, "https://docs.example/terms"),
+        "net 30",
+        now - timedelta(hours=1),
+        "v7",
+        "payment terms are net 30",
+    )
+    documented.revisions[1].source_change_time = now
+    confirmed = _memory("t1", Scope(ScopeType.ORGANIZATION, ""), "confirmed", now, 1)
+    confirmed.revisions[0].confirmation = Confirmation("u2", now, "admin", now)
+    expired = _memory("t1", user, "expired", now, 1)
+    expired.revisions[0].valid_until = now - timedelta(seconds=1)
+    return {
+        "t1": [
+            history,
+            documented,
+            confirmed,
+            expired,
+            _memory("t1", user, "deleted", now, 2),
+            _memory("t1", Scope(ScopeType.USER, "u2"), "other_user", now, 2),
+            _memory("t1", Scope(ScopeType.CUSTOMER, "c2"), "other_customer", now, 3),
+            *(_memory("t1", user, f"plain_{n}", now, 1 + n % 3) for n in range(6)),
+        ],
+        "t2": [_memory("t2", user, "history", now, 3), _memory("t2", customer, "x", now, 1)],
+    }
+
+
+@pytest.fixture
+def stored(units: SqlUnitOfWorkFactory) -> dict[str, list[Memory]]:
+    now = utcnow()
+    data = _dataset(now)
+    for tenant, memories in data.items():
+        with units(tenant, write=True) as uow:
+            for memory in memories:
+                uow.memories.add(memory)
+            uow.commit()
+    with units("t1", write=True) as uow:
+        uow.memories.mark_deleted(data["t1"][4].id, now, "hash")
+        uow.commit()
+    return data
+
+
+def _one_by_one(units: SqlUnitOfWorkFactory, ids: list[str]) -> list[Memory]:
+    with units("t1", write=False) as uow:
+        found = [uow.memories.get(memory_id) for memory_id in ids]
+    return [memory for memory in found if memory is not None]
+
+
+def _visible(memory: Memory, visibility: Visibility, deleted: bool) -> bool:
+    scope = memory.scope
+    if memory.key == "deleted" and not deleted:
+        return False
+    if scope.type is ScopeType.USER:
+        return visibility.user_ids is None or scope.id in visibility.user_ids
+    if scope.type is ScopeType.CUSTOMER:
+        return visibility.customer_ids is None or scope.id in visibility.customer_ids
+    return True
+
+
+@pytest.mark.parametrize("visibility", [CALLER, EVERYONE], ids=["caller", "everyone"])
+@pytest.mark.parametrize("show_deleted", [False, True], ids=["live", "with_markers"])
+def test_list_after_gives_what_reading_each_memory_gives(
+    units: SqlUnitOfWorkFactory,
+    stored: dict[str, list[Memory]],
+    visibility: Visibility,
+    show_deleted: bool,
+) -> None:
+    expected_ids = sorted(m.id for m in stored["t1"] if _visible(m, visibility, show_deleted))
+    query = MemoryQuery(visibility, show_deleted=show_deleted)
+    with units("t1", write=False) as uow:
+        listed = uow.memories.list_after(query, "", 500)
+    assert [m.id for m in listed] == expected_ids
+    assert listed == _one_by_one(units, expected_ids)
+    history = next(m for m in listed if m.key == "history")
+    assert [r.number for r in history.revisions] == [1, 2, 3, 4]
+
+
+def test_the_limit_counts_memories_not_revisions(
+    units: SqlUnitOfWorkFactory, stored: dict[str, list[Memory]]
+) -> None:
+    """Pages of two memories with up to four revisions each: every memory comes once, whole."""
+    expected_ids = sorted(m.id for m in stored["t1"] if _visible(m, EVERYONE, False))
+    pages, after = [], ""
+    with units("t1", write=False) as uow:
+        while page := uow.memories.list_after(MemoryQuery(EVERYONE), after, 2):
+            assert len(page) <= 2
+            pages.append(page)
+            after = page[-1].id
+    listed = [memory for page in pages for memory in page]
+    assert [m.id for m in listed] == expected_ids
+    assert listed == _one_by_one(units, expected_ids)
+    assert sum(len(m.revisions) for m in listed) > 2 * len(pages)  # pages held many revisions
