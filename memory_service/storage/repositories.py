@@ -437,7 +437,7 @@ class SqlMemoryRepository(TenantScoped):
             kind=query.kind.value if query.kind is not None else None,
             changed_since=query.changed_since,
             limit=limit,
-        )
+        ).all()  # one fetch: row by row, the result layer cost more than the rows
         return _memories_with_revisions(rows)
 
     def _with_revisions(self, rows: Sequence[Any]) -> list[Memory]:
