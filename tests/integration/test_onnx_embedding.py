@@ -119,6 +119,26 @@ def test_a_batch_gives_each_text_its_own_vector(export_dir: Path) -> None:
     assert onnx.embed([]) == []
 
 
+def test_texts_embedded_shortest_first_come_back_in_the_callers_order(export_dir: Path) -> None:
+    """A call's texts are regrouped by token length into forward passes of at most
+    `batch_tokens` padded tokens; each text still gets the vector it gets alone, at its own
+    position, however the texts were ordered."""
+    onnx = OnnxEmbedder(export_dir, "fp32", threads=1)
+    texts = varied_texts(120)
+    random.Random(5).shuffle(texts)
+    lengths = [len(e.ids) for e in onnx._tokenizer.encode_batch(texts)]
+    batches = onnx._batches(lengths)
+    assert len(batches) > 3  # the call really was regrouped
+    assert sorted(p for batch in batches for p in batch) == list(range(len(texts)))
+    for batch in batches:
+        assert len(batch) * max(lengths[p] for p in batch) <= 256 or len(batch) == 1
+    assert [lengths[p] for batch in batches for p in batch] == sorted(lengths)
+    together = vectors(onnx, texts)
+    alone = np.array([onnx.embed([text])[0] for text in texts])
+    cosines = (together * alone).sum(axis=1)
+    assert cosines.min() >= 0.99999, (cosines.argmin(), texts[int(cosines.argmin())])
+
+
 def test_the_settings_choose_the_runtime(export_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("RETRIEVAL_EMBEDDER", "RETRIEVAL_ONNX_DIR", "RETRIEVAL_MODEL_PATH"):
         monkeypatch.delenv(name, raising=False)
