@@ -96,12 +96,18 @@ class EmbeddingLane:
         """`then(vector)` of the query's vector, run on the model thread right after the
         forward pass: a search that follows (about a millisecond) costs no second hop between
         threads, which on busy cores can each take longer than the search itself."""
+        return await asyncio.wrap_future(self.submit_query(text, then))
+
+    def submit_query(self, text: str, then: Callable[[list[float]], T]) -> Future[T]:
+        """`query` without awaiting it: a caller whose `then` hands the work on to another
+        thread waits for that thread's answer alone, and the event loop is woken once, not
+        also when `then` returns. Cancelling the future before the forward pass skips it."""
         future: Future[T] = Future()
         with self._ready:
             self._queries.append(_Query(text, then, future))  # type: ignore[arg-type]
             self._last_query = time.monotonic()
             self._ready.notify()
-        return await asyncio.wrap_future(future)
+        return future
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         future: Future[list[list[float]]] = Future()

@@ -241,16 +241,38 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             marks.append(time.time_ns())
             return found
 
-        def hand_over(vector: list[float]) -> Future[list[Hit]]:
+        answer: Future[list[Hit]] = Future()
+
+        def search_into(vector: list[float]) -> None:
+            if not answer.set_running_or_notify_cancel():
+                return  # the caller gave up during the forward pass
+            try:
+                answer.set_result(search(vector))
+            except Exception as error:
+                answer.set_exception(error)
+
+        def hand_over(vector: list[float]) -> None:
             """The model thread starts the search on the index executor itself (no hop through
             the event loop in between) and goes back to the model: a search that hangs holds an
             index thread, never the thread every tenant's queries and documents wait for."""
-            return self._executor.submit(search, vector)
+            self._executor.submit(search_into, vector)
+
+        def embedded(lane: Future[None]) -> None:
+            """The forward pass failed or was skipped: the search never starts, and the caller
+            hears why."""
+            if lane.cancelled():
+                answer.cancel()
+            elif (error := lane.exception()) is not None and answer.set_running_or_notify_cancel():
+                answer.set_exception(error)
 
         started = time.time_ns()
         hits: list[Hit] = []
+        lane = self._lane.submit_query(query, hand_over)
+        lane.add_done_callback(embedded)
+        # Cancelling the search (the caller gave up) skips a forward pass not yet started.
+        answer.add_done_callback(lambda f: lane.cancel() if f.cancelled() else None)
         try:
-            hits = await asyncio.wrap_future(await self._lane.query(query, hand_over))
+            hits = await asyncio.wrap_future(answer)
         finally:
             _spans(started, marks, mode.mode, len(hits))
         return hits
