@@ -16,12 +16,13 @@ from memory_service.config import ConfigError, Settings, secure_data_dir
 
 def _serve(settings: Settings) -> int:
     from crmmem_runtime.listen import AddressInUse
-    from crmmem_runtime.telemetry import configure_tracing
+    from crmmem_runtime.telemetry import configure_tracing, exporting_traces
     from memory_service.bootstrap import build_server
 
     provider = configure_tracing(settings, "memory-service")
     try:
-        running = build_server(settings, provider)
+        # Server, client and SQL spans only when they go somewhere (README: Operating from traces).
+        running = build_server(settings, provider if exporting_traces(settings) else None)
     except AddressInUse as error:
         print(f"memory service: {error}", file=sys.stderr, flush=True)
         return 1

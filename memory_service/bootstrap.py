@@ -138,6 +138,8 @@ def forget_expired(units: SqlUnitOfWorkFactory, settings: Settings) -> None:
 def build_server(
     settings: Settings, tracer_provider: TracerProvider | None = None
 ) -> RunningServer:
+    """`tracer_provider`: the one that records the calls' server and client spans; None (traces
+    not exported) records none, and the calls skip their bookkeeping."""
     engine = database(settings, tracer_provider)
     units = SqlUnitOfWorkFactory(engine, check_scope=settings.check_tenant_scope)
     forget_expired(units, settings)

@@ -182,10 +182,11 @@ class RetrievalClient:
         self.breaker = breaker
         channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
         self._raw_channel = channel
-        self._channel = grpcext.intercept_channel(
-            grpc.intercept_channel(channel, _SharedSecret(secret)),
-            client_interceptor(tracer_provider=tracer_provider),
-        )
+        self._channel = grpc.intercept_channel(channel, _SharedSecret(secret))
+        if tracer_provider is not None:  # a client span, and the trace carried to the sidecar
+            self._channel = grpcext.intercept_channel(
+                self._channel, client_interceptor(tracer_provider=tracer_provider)
+            )
         self._stub = pb_grpc.RetrievalServiceStub(self._channel)
         self._on_serving: list[Callable[[], None]] = []
         self._closed = threading.Event()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from contextlib import nullcontext
 from datetime import datetime
 
 from opentelemetry import metrics, trace
@@ -111,7 +112,13 @@ class Recaller:
         if isinstance(found, SearchUnavailable):
             return found
         started = time.monotonic()
-        with tracer.start_as_current_span("recall.validate") as span:
+        # A span of its own only under a recording one (traces exported): it shows where a
+        # slow recall's time went, and costs its bookkeeping on every call otherwise.
+        with (
+            tracer.start_as_current_span("recall.validate")
+            if trace.get_current_span().is_recording()
+            else nullcontext(trace.INVALID_SPAN)
+        ) as span:
             result = (
                 self._tx.read(
                     identity,

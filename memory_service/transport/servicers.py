@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import random
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -81,7 +82,7 @@ class _Call:
             status = to_status(error)
             outcome = error.reason.name
         else:
-            trace_id = format(self.span.get_span_context().trace_id, "032x")
+            trace_id = failure_id(self.span)
             log.error(
                 "unexpected failure in %s (trace %s): %s",
                 self.name,
@@ -107,6 +108,14 @@ class _Call:
         except Exception as error:
             self.fail(error)
         self.done()
+
+
+def failure_id(span: trace.Span) -> str:
+    """What an INTERNAL answer and its log line both quote: the call's trace id, or, with no
+    server span (traces not exported), a random id of the same form, so the caller's report
+    still finds the log line."""
+    context = span.get_span_context()
+    return format(context.trace_id if context.is_valid else random.getrandbits(128), "032x")
 
 
 def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext], Resp]:

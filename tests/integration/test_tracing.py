@@ -5,8 +5,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
+import opentelemetry.instrumentation.grpc as otel_grpc
 import pytest
 from crmmem.memory.v1 import memory_pb2 as pb
 from crmmem.memory.v1 import memory_service_pb2 as svc
@@ -16,8 +18,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
+from memory_service.adapters import retrieval_client
 from memory_service.bootstrap import RunningServer, build_server
 from memory_service.config import Settings
+from memory_service.transport import server as server_module
 from tests.support.servers import TEST_JWT_SECRET, TEST_RETRIEVAL_SECRET, mint_token
 
 
@@ -63,3 +67,37 @@ def test_each_rpc_yields_a_server_span_with_tenant_and_error_reason(
     assert failed.attributes["crmmem.error_reason"] == "NOT_FOUND"
     assert failed.attributes["rpc.grpc.status_code"] == grpc.StatusCode.NOT_FOUND.value[0]
     assert pb.Memory  # the generated types are importable beside the server
+
+
+def test_without_a_tracer_provider_no_call_keeps_span_bookkeeping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Traces not exported (`python -m memory_service serve` then passes no provider): neither
+    the server nor the sidecar client installs OpenTelemetry's interceptors; with one, both do."""
+    installed: list[str] = []
+
+    def recording(name: str, real: Any) -> Any:
+        def make(*args: Any, **kwargs: Any) -> Any:
+            installed.append(name)
+            return real(*args, **kwargs)
+
+        return make
+
+    monkeypatch.setattr(
+        server_module, "server_interceptor", recording("server", otel_grpc.server_interceptor)
+    )
+    monkeypatch.setattr(
+        retrieval_client,
+        "client_interceptor",
+        recording("client", otel_grpc.client_interceptor),
+    )
+    monkeypatch.setenv("MEMORY_JWT_SECRET", TEST_JWT_SECRET)
+    monkeypatch.setenv("RETRIEVAL_SHARED_SECRET", TEST_RETRIEVAL_SECRET)
+    monkeypatch.setenv("MEMORY_LISTEN", "127.0.0.1:0")
+    monkeypatch.setenv("MEMORY_RETRIEVAL_ADDRESS", "127.0.0.1:9")  # never reached here
+    for provider, expected in ((None, []), (TracerProvider(), ["client", "server"])):
+        installed.clear()
+        monkeypatch.setenv("MEMORY_DATABASE_URL", f"sqlite:///{tmp_path / uuid.uuid4().hex}.db")
+        server = build_server(Settings.from_env(), provider)
+        server.stop(1)
+        assert sorted(installed) == expected

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import pytest
 from crmmem.memory.v1 import memory_service_pb2 as service_pb
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
 
 from memory_service.domain.errors import NotFound
 from memory_service.domain.model import Identity
@@ -110,3 +114,28 @@ def test_a_caller_leaving_mid_stream_is_counted_as_cancelled(recorded: Recorded)
     assert next(stream) == "first"  # type: ignore[call-overload]
     stream.close()  # type: ignore[attr-defined]
     assert recorded.outcomes == [("Stream", "CANCELLED")]
+
+
+def test_an_unexpected_failure_without_a_span_quotes_an_id_its_log_line_repeats(
+    recorded: Recorded, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No server span (traces not exported): the INTERNAL answer still carries an id that
+    finds its log line, a fresh one per failure."""
+    with caplog.at_level(logging.ERROR, logger=servicers.log.name):
+        _, first = run(RuntimeError("boom"))
+        _, second = run(RuntimeError("boom"))
+    found = [re.search(r"trace ([0-9a-f]{32})\)", c.status.details) for c in (first, second)]
+    ids = [match.group(1) for match in found if match]
+    assert len(ids) == 2
+    assert ids[0] != ids[1]
+    assert "0" * 32 not in ids
+    logged = [r.getMessage() for r in caplog.records]
+    for quoted in ids:
+        assert any(quoted in line for line in logged)
+
+
+def test_an_unexpected_failure_under_a_span_quotes_its_trace_id() -> None:
+    provider = TracerProvider()
+    with provider.get_tracer("test").start_as_current_span("call") as span:
+        expected = format(span.get_span_context().trace_id, "032x")
+        assert servicers.failure_id(trace.get_current_span()) == expected
