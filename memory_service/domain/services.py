@@ -653,7 +653,7 @@ class MemoryUseCases:
         """
         require_admin(identity)
         uow.outbox.enqueue_tenant(OutboxKind.REBUILD, now)
-        return len(uow.memories.live_ids())
+        return uow.memories.count_live()
 
     # --- helpers -----------------------------------------------------------------------------
 

@@ -194,6 +194,13 @@ class SqlMemoryRepository(TenantScoped):
             )
         return {memory.id: memory for memory in self._with_revisions(rows)}
 
+    def count_live(self) -> int:
+        count: int = self._run(
+            "memories.count_live",
+            lambda p: p.select(MemoryRow, func.count(MemoryRow.id)).where(MemoryRow.live.is_(True)),
+        ).scalar_one()
+        return count
+
     def live_ids(self) -> list[str]:
         return list(
             self._session.scalars(

@@ -112,6 +112,9 @@ class FakeMemoryRepository:
     def live_ids(self) -> list[str]:
         return sorted(i for i, m in self._t.memories.items() if not m.deleted)
 
+    def count_live(self) -> int:
+        return len(self.live_ids())
+
     def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None:
         for memory in self._t.memories.values():
             if (

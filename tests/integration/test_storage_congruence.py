@@ -248,6 +248,12 @@ def scenario(world: World) -> list[tuple[str, Any]]:
         lambda: world.read(mara, lambda uow: world.transcript.list(uow, mara, "c1", 0, 10)),
     )
     step("pending index work", lambda: world.read(mara, lambda uow: uow.outbox.pending(at(100))))
+    step(
+        "live memories, counted and listed",
+        lambda: world.read(
+            mara, lambda uow: (uow.memories.count_live(), len(uow.memories.live_ids()))
+        ),
+    )
     step("lineage of the deleted", lambda: _lineage(world, root, policy))
     step("documents", lambda: world.write(mara, lambda uow: _documents(uow, memory)))
     step("review queues", lambda: world.read(root, _review))
