@@ -518,56 +518,60 @@ def _revision_columns(revision: Revision) -> dict[str, Any]:
     }
 
 
-def _revision(row: Any) -> Revision:
+def _revision(found: Any) -> Revision:
+    """Columns read through the row's mapping: by attribute each cost about ten times as much, and
+    recall and BuildContext build a revision and a memory for every candidate they read."""
+    row = found._mapping
     confirmation = None
-    if row.confirmed_by is not None and row.confirm_time is not None:
+    if row["confirmed_by"] is not None and row["confirm_time"] is not None:
         confirmation = Confirmation(
-            row.confirmed_by,
-            row.confirm_time,
-            row.confirm_restored_by or "",
-            row.confirm_restore_time,
+            row["confirmed_by"],
+            row["confirm_time"],
+            row["confirm_restored_by"] or "",
+            row["confirm_restore_time"],
         )
     return Revision(
-        memory_id=row.memory_id,
-        number=row.number,
-        value=row.value,
-        valid_from=row.valid_from,
-        valid_until=row.valid_until,
-        status=_STATUSES[row.status],
+        memory_id=row["memory_id"],
+        number=row["number"],
+        value=row["value"],
+        valid_from=row["valid_from"],
+        valid_until=row["valid_until"],
+        status=_STATUSES[row["status"]],
         provenance=Provenance(
-            speaker=_SPEAKERS[row.speaker],
-            method=_METHODS[row.method],
-            evidence=EvidenceRef(_EVIDENCE_TYPES[row.evidence_type], row.evidence_ref),
-            quote=row.quote,
-            source_time=row.source_time,
-            document_version=row.document_version,
-            excerpt=row.excerpt,
+            speaker=_SPEAKERS[row["speaker"]],
+            method=_METHODS[row["method"]],
+            evidence=EvidenceRef(_EVIDENCE_TYPES[row["evidence_type"]], row["evidence_ref"]),
+            quote=row["quote"],
+            source_time=row["source_time"],
+            document_version=row["document_version"],
+            excerpt=row["excerpt"],
         ),
-        create_time=row.create_time,
-        author_user_id=row.author_user_id,
-        replaces_number=row.replaces_number,
-        superseded_from=row.superseded_from,
-        superseded_by_number=row.superseded_by_number,
+        create_time=row["create_time"],
+        author_user_id=row["author_user_id"],
+        replaces_number=row["replaces_number"],
+        superseded_from=row["superseded_from"],
+        superseded_by_number=row["superseded_by_number"],
         confirmation=confirmation,
-        status_reason=row.status_reason,
-        source_change_time=row.source_change_time,
+        status_reason=row["status_reason"],
+        source_change_time=row["source_change_time"],
     )
 
 
-def _memory(row: Any, revisions: list[Revision]) -> Memory:
+def _memory(found: Any, revisions: list[Revision]) -> Memory:
+    row = found._mapping
     return Memory(
-        id=row.id,
-        tenant_id=row.tenant_id,
-        scope=Scope(_SCOPE_TYPES[row.scope_type], row.scope_id),
-        key=row.key,
-        key_context=row.key_context,
-        kind=_KINDS[row.kind],
-        version=row.version,
-        create_time=row.create_time,
-        update_time=row.update_time,
-        delete_time=row.delete_time,
+        id=row["id"],
+        tenant_id=row["tenant_id"],
+        scope=Scope(_SCOPE_TYPES[row["scope_type"]], row["scope_id"]),
+        key=row["key"],
+        key_context=row["key_context"],
+        kind=_KINDS[row["kind"]],
+        version=row["version"],
+        create_time=row["create_time"],
+        update_time=row["update_time"],
+        delete_time=row["delete_time"],
         revisions=revisions,
-        key_hash=row.key_hash,
+        key_hash=row["key_hash"],
     )
 
 
