@@ -251,6 +251,9 @@ class EdgeProcessIndex:
             try:
                 return worker.send(request)
             except _Closed:
+                if self._worker is worker and not self._closing:
+                    with self._write:  # being replaced (`_revive` holds the lock): wait for it
+                        pass
                 continue  # switched meanwhile: the new worker holds everything the old one did
             except (EOFError, OSError):
                 if attempt or self._closing:

@@ -1,0 +1,42 @@
+"""The embedded index's worker processes under faults: a worker killed while others call, an
+optimisation that fails."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from retrieval_service.index.edge_process import EdgeProcessIndex
+from tests.integration.test_indexes import DIMENSIONS, point
+
+
+def until(condition: object, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not callable(condition) or not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.001)
+
+
+def test_a_search_made_while_a_dead_worker_is_replaced_waits_for_the_new_one(
+    tmp_path: Path,
+) -> None:
+    """Replacing a dead worker opens the shard again (seconds for a large one); a search that
+    arrived meanwhile found the dead worker closed three times and failed."""
+    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    try:
+        index.upsert([point(n) for n in range(200)])
+        dead = index._worker
+        os.kill(dead._process.pid, signal.SIGKILL)
+        dead._process.wait()
+        first = threading.Thread(target=index.count)  # finds it dead and replaces it
+        first.start()
+        until(lambda: dead.closed or index._worker is not dead)
+        assert index._worker is dead  # the replacement is still starting
+        assert index.count() == 200
+        first.join()
+    finally:
+        index.close()
+
