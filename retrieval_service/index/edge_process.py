@@ -405,6 +405,10 @@ class EdgeProcessIndex:
             if self._closing:
                 return  # close() stopped the worker mid-optimisation (finally cleans up)
             log.exception("background optimisation failed; the index keeps its segments")
+            # Tried again after as many writes again, not at the next one: whatever made it
+            # fail (memory, disk) would make every write wait for another copy that fails.
+            with self._write:
+                self._written = 0
         finally:
             if candidate is not None:
                 candidate.kill()

@@ -40,3 +40,28 @@ def test_a_search_made_while_a_dead_worker_is_replaced_waits_for_the_new_one(
     finally:
         index.close()
 
+
+def test_a_failed_optimisation_is_not_retried_by_the_next_write(tmp_path: Path) -> None:
+    """An optimisation that fails (its worker killed, out of memory or disk) was started again
+    by the very next write: another flush and whole-shard copy, writers waiting for it, and
+    another failure, for as long as the cause lasts. It waits for as many writes again."""
+    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=500)
+    try:
+        index.upsert([point(n) for n in range(500)])
+        until(lambda: index._candidate is not None)
+        candidate = index._candidate
+        assert candidate is not None
+        candidate._process.kill()  # the optimising worker dies (the kernel's OOM killer)
+        index.wait_optimized(120)
+        assert index.last_optimization == {}  # it failed
+        index.upsert([point(500)])
+        assert index._optimizer is None
+        assert index.count() == 501
+        index.upsert([point(n) for n in range(501, 1001)])  # a step's worth: it tries again
+        assert index._optimizer is not None
+        index.wait_optimized(120)
+        assert index.last_optimization["segments"] >= 1
+        assert index.count() == 1001
+    finally:
+        index.close()
+
