@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import logging
 import os
 import pickle
@@ -136,6 +137,20 @@ class _Closed(Exception):
     """The worker was retired by a generation switch while a call was on its way."""
 
 
+def lock_directory(root: Path) -> int:
+    """One index per directory, for as long as its process lives: a second one would remove,
+    as leftovers of a crash, the copy the first is optimising or the generation it has just
+    switched to. The lock (on the directory itself, so no file to clean) dies with the process."""
+    root.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise RuntimeError(f"another process serves the index in {root}") from None
+    return descriptor
+
+
 def open_generation(root: Path) -> Path:
     """The serving shard directory, after removing whatever an interrupted optimisation left."""
     root.mkdir(parents=True, exist_ok=True)
@@ -196,10 +211,16 @@ class EdgeProcessIndex:
         self._sparse_idf = sparse_idf
         self._optimize_points = optimize_points
         self._write = threading.RLock()  # writes, the journal's cut-over, reviving a worker
-        self._path = open_generation(root)
+        self._directory_lock = lock_directory(root)
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="edge-workers")
-        self._worker = _Worker(self._spawner, self._path, dimensions, sparse_idf, optimize=False)
-        self._worker.ready()
+        try:
+            self._path = open_generation(root)
+            self._worker = _Worker(self._spawner, self._path, dimensions, sparse_idf, False)
+            self._worker.ready()
+        except BaseException:
+            self._spawner.shutdown()
+            os.close(self._directory_lock)
+            raise
         marker = self._path / MARKER
         self._optimized = int(marker.read_text()) if marker.exists() else 0
         self._written = max(0, self.count() - self._optimized)
@@ -430,6 +451,7 @@ class EdgeProcessIndex:
             thread.join(0.1)
         self._worker.close()
         self._spawner.shutdown()
+        os.close(self._directory_lock)
 
 
 # The worker process

@@ -1,5 +1,5 @@
 """The embedded index's worker processes under faults: a worker killed while others call, an
-optimisation that fails."""
+optimisation that fails, a second sidecar pointed at the same directory."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import threading
 import time
 from pathlib import Path
 
-from retrieval_service.index.edge_process import EdgeProcessIndex
-from tests.integration.test_indexes import DIMENSIONS, point
+import pytest
+
+from retrieval_service.index.edge_process import CURRENT, EdgeProcessIndex
+from tests.integration.test_indexes import DIMENSIONS, point, vector
 
 
 def until(condition: object, seconds: float = 120.0) -> None:
@@ -65,3 +67,28 @@ def test_a_failed_optimisation_is_not_retried_by_the_next_write(tmp_path: Path) 
     finally:
         index.close()
 
+
+def test_a_second_index_on_the_same_directory_is_refused_before_it_touches_it(
+    tmp_path: Path,
+) -> None:
+    """A second sidecar on the same data directory was refused by the engine's log lock, but
+    only after it had removed, as a leftover, the copy the first one was optimising (which
+    failed; in a narrower window, the generation it had just switched to)."""
+    root = tmp_path / "edge"
+    first = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    try:
+        first.upsert([point(n) for n in range(3000)])
+        optimizing = first.optimize_in_background()
+        with pytest.raises(RuntimeError, match="another process"):
+            EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+        first.delete("t1", ["0" * 31 + "7"])
+        optimizing.join(120)
+        assert first.last_optimization["replayed"] == 1
+        assert first.count() == 2999
+    finally:
+        first.close()
+    assert sorted(p.name for p in root.iterdir()) == [CURRENT, "g-1"]
+    reopened = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    assert reopened.count() == 2999
+    assert reopened.search("t1", vector(7), 1, [])[0].id != "0" * 31 + "7"
+    reopened.close()
