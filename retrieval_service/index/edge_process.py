@@ -83,7 +83,7 @@ class _Worker:
         # started it (so that it never outlives the sidecar), not with the process.
         self._process = spawner.submit(
             subprocess.Popen,
-            [sys.executable, "-m", __name__, str(theirs.fileno())],
+            [sys.executable, "-m", __name__, str(theirs.fileno()), str(os.getpid())],
             pass_fds=[theirs.fileno()],
         ).result()
         theirs.close()
@@ -518,8 +518,9 @@ def _serve(conn: Connection) -> None:
 
 def main() -> None:
     _die_with_parent()
-    if os.getppid() == 1:
-        return
+    if os.getppid() != int(sys.argv[2]):
+        return  # the sidecar died before the signal was set up (not "is the parent PID 1":
+        # in a container the sidecar itself is PID 1, the Dockerfile's CMD)
     _serve(Connection(int(sys.argv[1])))
 
 

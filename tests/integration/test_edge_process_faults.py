@@ -1,10 +1,14 @@
 """The embedded index's worker processes under faults: a worker killed while others call, an
-optimisation that fails, a second sidecar pointed at the same directory."""
+optimisation that fails, a second sidecar pointed at the same directory, a sidecar that is
+PID 1."""
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -92,3 +96,37 @@ def test_a_second_index_on_the_same_directory_is_refused_before_it_touches_it(
     assert reopened.count() == 2999
     assert reopened.search("t1", vector(7), 1, [])[0].id != "0" * 31 + "7"
     reopened.close()
+
+
+PID_ONE = textwrap.dedent(
+    """
+    import os, sys
+    from pathlib import Path
+    from retrieval_service.index.edge_process import EdgeProcessIndex
+    from tests.integration.test_indexes import point
+
+    assert os.getpid() == 1
+    index = EdgeProcessIndex(Path(sys.argv[1]), 8, optimize_points=0)
+    index.upsert([point(n) for n in range(10)])
+    print(index.count())
+    index.close()
+    """
+)
+
+
+def test_the_index_opens_in_a_process_that_is_pid_1(tmp_path: Path) -> None:
+    """In a container the sidecar is PID 1 (the Dockerfile's CMD has no init). A worker took
+    "my parent is PID 1" for "the sidecar died before I started" and exited at once, so the
+    sidecar could not open its index. The process runs as PID 1 of a new PID namespace
+    (unshare, as an unprivileged user namespace's root)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    namespace = ["unshare", "--user", "--map-root-user", "--pid", "--fork"]
+    result = subprocess.run(
+        [*namespace, sys.executable, "-c", PID_ONE, str(tmp_path / "edge")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["10"]
