@@ -472,6 +472,12 @@ def _serve(conn: Connection) -> None:
     path, dimensions, sparse_idf, optimize = conn.recv()
     started = time.perf_counter()
     if optimize:
+        # Out of memory, the kernel kills this copy's optimisation (which the index gives up)
+        # rather than the worker serving, or the sidecar: about as large, and not optional.
+        adjustment, inherited = Path("/proc/self/oom_score_adj"), ""
+        with contextlib.suppress(OSError):
+            inherited = adjustment.read_text()
+            adjustment.write_text("1000")
         base = edge_config(dimensions, sparse_idf, OPTIMIZE_POINTS)
         merging = qe.EdgeConfig(
             vectors=base.vectors,
@@ -486,6 +492,9 @@ def _serve(conn: Connection) -> None:
         shard.optimize()
         shard.flush()
         shard.close()
+        if inherited:  # it serves next: back to the sidecar's own
+            with contextlib.suppress(OSError):
+                adjustment.write_text(inherited)
     optimize_s = time.perf_counter() - started
     index = EdgeIndex(Path(path), dimensions, sparse_idf)
     conn.send(("ok", {"optimize_s": optimize_s, "segments": index._shard.info().segments_count}))

@@ -4,6 +4,7 @@ PID 1."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -130,3 +131,29 @@ def test_the_index_opens_in_a_process_that_is_pid_1(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["10"]
+
+
+def test_out_of_memory_the_kernel_kills_the_optimising_copy_first(tmp_path: Path) -> None:
+    """During an optimisation two workers hold the shard, and the one optimising is the one
+    the index can do without (it gives the optimisation up). The kernel's OOM killer picks
+    the largest process unless told otherwise: the serving worker, or the sidecar."""
+    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    try:
+        index.upsert([point(n) for n in range(2000)])
+        optimizing = index.optimize_in_background()
+        until(lambda: index._candidate is not None or not optimizing.is_alive())
+        candidate = index._candidate
+        assert candidate is not None
+        seen = set()
+        while optimizing.is_alive() and "1000" not in seen:
+            with contextlib.suppress(OSError):
+                seen.add(Path(f"/proc/{candidate._process.pid}/oom_score_adj").read_text().strip())
+            time.sleep(0.001)
+        assert "1000" in seen, seen
+        optimizing.join(120)
+        serving = index._worker._process.pid  # the optimised copy's worker, serving now
+        assert index.last_optimization["segments"] >= 1
+        own = Path("/proc/self/oom_score_adj").read_text()
+        assert Path(f"/proc/{serving}/oom_score_adj").read_text() == own
+    finally:
+        index.close()
