@@ -359,7 +359,13 @@ class EdgeProcessIndex:
             generation = int(self._path.name[2:]) + 1 if self._path.name.startswith("g-") else 1
             target = self._root / f"g-{generation}"
             _remove(target)
-            shutil.copytree(self._path, target, ignore=shutil.ignore_patterns("g-*", CURRENT + "*"))
+            try:
+                shutil.copytree(
+                    self._path, target, ignore=shutil.ignore_patterns("g-*", CURRENT + "*")
+                )
+            except BaseException:
+                _remove(target)  # a partial copy on a full disk would keep it full
+                raise
             self._journal = []
             self._copied.set()
             return target

@@ -5,6 +5,7 @@ PID 1."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -157,3 +158,49 @@ def test_out_of_memory_the_kernel_kills_the_optimising_copy_first(tmp_path: Path
         assert Path(f"/proc/{serving}/oom_score_adj").read_text() == own
     finally:
         index.close()
+
+
+DISK_FULL = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    from retrieval_service.index.edge_process import EdgeProcessIndex
+    from tests.integration.test_indexes import point
+
+    root = Path(sys.argv[1]) / "edge"
+    index = EdgeProcessIndex(root, 8, optimize_points=0)
+    index.upsert([point(n) for n in range(500)])
+    index.optimize_in_background().join(120)  # no room for the copy
+    names = sorted(p.name for p in root.iterdir())
+    index.upsert([point(n) for n in range(500, 600)])
+    index.delete("t1", [f"{3:032x}"])
+    print(json.dumps([names, index.last_optimization, index.count()]))
+    index.close()
+    """
+)
+
+
+def test_a_copy_that_fills_the_disk_is_removed_and_the_index_keeps_taking_writes(
+    tmp_path: Path,
+) -> None:
+    """The copy for an optimisation failed half-way on a full disk and was left there (the
+    optimiser had no name for it yet), so the disk stayed full: the serving worker's next
+    writes failed, it died and could not be reopened, and the index refused every call. The
+    shard lives on a 60 MB tmpfs (a user and mount namespace of its own): room for it, not
+    for a copy."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    mount = f'mount -t tmpfs -o size=60m tmpfs {disk} && exec {sys.executable} -c "$0" {disk}'
+    result = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", mount, DISK_FULL],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    names, optimization, count = json.loads(result.stdout.splitlines()[-1])
+    assert optimization == {}  # it failed: no room
+    assert names == [CURRENT, "g-0"]
+    assert count == 599
