@@ -226,6 +226,15 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
                 span.set_attribute("crmmem.candidates", len(matched))
             return matched
         marks: list[int] = []
+        # The BM25 half needs no vector: it runs on an index thread (the engine on the other
+        # core) while the model embeds the query, so only the dense half follows the forward
+        # pass. Submitted before the dense half can be, so an index thread never waits for a
+        # sparse search still queued behind it.
+        lexical = (
+            self._executor.submit(self._index.search_sparse, tenant, terms, limit, scopes)
+            if terms
+            else None
+        )
 
         def search(vector: list[float]) -> list[Hit]:
             """On an index thread, handed over by the model thread right after the forward pass."""
@@ -233,7 +242,8 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             if terms is None:
                 found: list[Hit] = self._index.search(tenant, vector, limit, scopes)
             else:
-                dense, sparse = self._index.search_both(tenant, vector, terms, limit, scopes)
+                dense = self._index.search(tenant, vector, limit, scopes)
+                sparse = lexical.result() if lexical is not None else []
                 if mode.fusion == "weighted":
                     found = fusion.weighted(dense, sparse, limit, mode.sparse_weight)
                 else:
@@ -269,8 +279,9 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
         hits: list[Hit] = []
         lane = self._lane.submit_query(query, hand_over)
         lane.add_done_callback(embedded)
-        # Cancelling the search (the caller gave up) skips a forward pass not yet started.
-        answer.add_done_callback(lambda f: lane.cancel() if f.cancelled() else None)
+        # Cancelling the search (the caller gave up) skips a forward pass not yet started, and
+        # the BM25 search if no index thread has taken it yet.
+        answer.add_done_callback(lambda f: _cancelled(f, lane, lexical))
         try:
             hits = await asyncio.wrap_future(answer)
         finally:
@@ -296,6 +307,13 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
             upserted_total=self._upserted_total,
             stale_total=self._stale_total,
         )
+
+
+def _cancelled(answer: Future[list[Hit]], *parts: Future[Any] | None) -> None:
+    if answer.cancelled():
+        for part in parts:
+            if part is not None:
+                part.cancel()
 
 
 def _spans(started: int, marks: list[int], mode: str, candidates: int) -> None:

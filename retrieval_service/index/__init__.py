@@ -2,7 +2,8 @@
 
 Each point carries two vectors: the sentence embedding (`DENSE`) and the BM25 term weights
 (`SPARSE`, whose index applies the IDF modifier). Either can be searched alone; `search_both`
-asks for both lists in one round trip and the sidecar fuses them (`retrieval_service.fusion`).
+asks for both lists in one round trip. The sidecar's Search asks for them apart (the sparse list
+while the model embeds the query) and fuses them (`retrieval_service.fusion`).
 """
 
 from __future__ import annotations

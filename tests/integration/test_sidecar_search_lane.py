@@ -234,3 +234,70 @@ def test_a_search_wakes_the_event_loop_once_and_hears_a_failed_forward_pass() ->
         executor.shutdown(wait=True)
     assert wakes == [1] * 6
     assert failure == "model broke"
+
+
+class LexicalFirstIndex(HangingIndex):
+    """Records which half of a hybrid search the index was asked for, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+        self.sparse_started = threading.Event()
+
+    def search(
+        self, tenant_id: str, vector: list[float], limit: int, scopes: Sequence[ScopeSelector]
+    ) -> list[Hit]:
+        self.calls.append("dense")
+        return [Hit("d" * 32, 0.9, 1, 1)]
+
+    def search_sparse(
+        self, tenant_id: str, terms: SparseTerms, limit: int, scopes: Sequence[ScopeSelector]
+    ) -> list[Hit]:
+        self.calls.append("sparse")
+        self.sparse_started.set()
+        return [Hit("s" * 32, 2.0, 1, 1)]
+
+    def search_both(
+        self,
+        tenant_id: str,
+        vector: list[float],
+        terms: SparseTerms,
+        limit: int,
+        scopes: Sequence[ScopeSelector],
+    ) -> tuple[list[Hit], list[Hit]]:
+        self.calls.append("both")
+        return self.search(tenant_id, vector, limit, scopes), self.search_sparse(
+            tenant_id, terms, limit, scopes
+        )
+
+
+def test_the_bm25_half_of_a_hybrid_search_runs_while_the_query_is_embedded() -> None:
+    """The sparse search needs no vector, so it runs (the engine on the other core) while the
+    model embeds the query; only the dense half waits for the forward pass. Here the forward
+    pass finishes only once the sparse search has started: on previous main (one call for both
+    halves after the forward pass) it never starts in time. Both halves are still fused."""
+    index = LexicalFirstIndex()
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        index.sparse_started.wait(2)
+        return [[1.0 if index.sparse_started.is_set() else 0.0, 0.0] for _ in texts]
+
+    lane = EmbeddingLane(embed)
+    lane.start()
+    executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="index")
+    servicer = RetrievalServicer(Model(), index, executor, lane, "c", Bm25Encoder(), SearchMode())
+    context: Any = Context()
+    try:
+        reply = asyncio.run(
+            servicer.Search(pb.SearchRequest(tenant_id=OTHER, query="net-30 terms"), context)
+        )
+        stopwords = asyncio.run(  # no BM25 terms: no sparse search at all
+            servicer.Search(pb.SearchRequest(tenant_id=OTHER, query="the of"), context)
+        )
+    finally:
+        lane.stop()
+        executor.shutdown(wait=True)
+    assert index.calls[:2] == ["sparse", "dense"]
+    assert index.calls[2:] == ["dense"]
+    assert sorted(c.id for c in reply.candidates) == ["d" * 32, "s" * 32]
+    assert [c.id for c in stopwords.candidates] == ["d" * 32]
