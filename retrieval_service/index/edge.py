@@ -114,32 +114,37 @@ class EdgeIndex:
         """Two engine updates at most, whatever the batch size: one write per point cost a
         log append and a guard evaluation each (about 1,400 points/s). Points the shard lacks
         go in as insert-only (never overwriting one that exists); points it holds at an older
-        version of the same tenant go in under one condition that is the per-point guard
-        (same tenant, older version) written as one clause per (tenant, version) group."""
+        (version, revision) of the same tenant go in under one condition that is the per-point
+        guard (same tenant, older version, or the same version and an older revision: a
+        correction taking effect later is re-indexed then at an unchanged version) written as
+        one clause per (tenant, version, revision) group."""
         newest: dict[str, IndexPoint] = {}
         for point in points:  # a batch naming a point twice keeps its newest version
             key = point_id(point.tenant_id, point.id)
-            if key not in newest or newest[key].version < point.version:
+            if key not in newest or _order(newest[key]) < _order(point):
                 newest[key] = point
         with self._lock:
             stored = {
                 str(record.id): record.payload or {}
                 for record in self._shard.retrieve(
-                    list(newest), with_payload=["tenant_id", "version"], with_vector=False
+                    list(newest),
+                    with_payload=["tenant_id", "version", "revision_number"],
+                    with_vector=False,
                 )
             }
             absent: list[qe.Point] = []
             older: list[qe.Point] = []
-            groups: dict[tuple[str, int], set[qe.PointId]] = {}
+            groups: dict[tuple[str, int, int], set[qe.PointId]] = {}
             for key, point in newest.items():
                 if key not in stored:
                     absent.append(_point(key, point))
-                elif (
-                    stored[key].get("tenant_id") == point.tenant_id
-                    and int(str(stored[key].get("version", 0))) < point.version
-                ):
+                elif stored[key].get("tenant_id") == point.tenant_id and (
+                    int(str(stored[key].get("version", 0))),
+                    int(str(stored[key].get("revision_number", 0))),
+                ) < _order(point):
                     older.append(_point(key, point))
-                    groups.setdefault((point.tenant_id, point.version), set()).add(key)
+                    order = (point.tenant_id, point.version, point.revision_number)
+                    groups.setdefault(order, set()).add(key)
             if absent:
                 self._shard.update(
                     qe.UpdateOperation.upsert_points(absent, update_mode=qe.UpdateMode.InsertOnly)
@@ -152,10 +157,10 @@ class EdgeIndex:
                             must=[
                                 qe.HasIdCondition(ids),
                                 _match("tenant_id", tenant),
-                                qe.FieldCondition(key="version", range=qe.RangeFloat(lt=version)),
+                                _older(version, revision),
                             ]
                         )
-                        for (tenant, version), ids in groups.items()
+                        for (tenant, version, revision), ids in groups.items()
                     ]
                 )
                 self._shard.update(qe.UpdateOperation.upsert_points(older, condition=guard))
@@ -261,6 +266,27 @@ class EdgeIndex:
 def _point(key: str, point: IndexPoint) -> qe.Point:
     sparse = qe.SparseVector(list(point.sparse.indices), list(point.sparse.values))
     return qe.Point(key, {DENSE: point.vector, SPARSE: sparse}, point.payload())
+
+
+def _order(point: IndexPoint) -> tuple[int, int]:
+    """What a write must be newer in: the memory's version, then the revision it indexes."""
+    return point.version, point.revision_number
+
+
+def _older(version: int, revision: int) -> qe.Filter:
+    """A stored point older than (version, revision): an older version, or this version at an
+    older revision."""
+    return qe.Filter(
+        should=[
+            qe.FieldCondition(key="version", range=qe.RangeFloat(lt=version)),
+            qe.Filter(
+                must=[
+                    qe.FieldCondition(key="version", range=qe.RangeFloat(gte=version, lte=version)),
+                    qe.FieldCondition(key="revision_number", range=qe.RangeFloat(lt=revision)),
+                ]
+            ),
+        ]
+    )
 
 
 def _match(key: str, value: str) -> qe.FieldCondition:

@@ -91,15 +91,24 @@ class QdrantClientIndex:
 
     def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
         stored = {
-            str(record.id): int((record.payload or {}).get("version", 0))
+            str(record.id): (
+                int((record.payload or {}).get("version", 0)),
+                int((record.payload or {}).get("revision_number", 0)),
+            )
             for record in self._client.retrieve(
                 self._collection,
                 [point_id(p.tenant_id, p.id) for p in points],
-                with_payload=["version"],
+                with_payload=["version", "revision_number"],
                 with_vectors=False,
             )
         }
-        fresh = [p for p in points if stored.get(point_id(p.tenant_id, p.id), -1) < p.version]
+        # Newer in (version, revision): a correction that takes effect later is re-indexed
+        # then at an unchanged version, with the newer revision.
+        fresh = [
+            p
+            for p in points
+            if stored.get(point_id(p.tenant_id, p.id), (-1, -1)) < (p.version, p.revision_number)
+        ]
         if fresh:
             # One conditional upsert per point: a concurrent writer with a newer version wins,
             # and a point of another tenant is never written over.
@@ -124,8 +133,16 @@ class QdrantClientIndex:
                             update_filter=models.Filter(
                                 must=[
                                     _match("tenant_id", p.tenant_id),
-                                    models.FieldCondition(
-                                        key="version", range=models.Range(lt=p.version)
+                                    models.Filter(
+                                        should=[
+                                            _range("version", lt=p.version),
+                                            models.Filter(
+                                                must=[
+                                                    _range("version", gte=p.version, lte=p.version),
+                                                    _range("revision_number", lt=p.revision_number),
+                                                ]
+                                            ),
+                                        ]
                                     ),
                                 ]
                             ),
@@ -228,3 +245,7 @@ def _scope_filter(scope: ScopeSelector) -> models.Filter:
     if scope.scope_id:
         must.append(_match("scope_id", scope.scope_id))
     return models.Filter(must=must)
+
+
+def _range(key: str, **bounds: int) -> models.FieldCondition:
+    return models.FieldCondition(key=key, range=models.Range(**bounds))

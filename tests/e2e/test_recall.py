@@ -5,6 +5,7 @@ one trace across both services."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
 import time
@@ -133,6 +134,29 @@ def test_corrected_memory_never_comes_back_as_the_old_revision(
     assert "prefers morning meetings" not in recalled_values(reply)
     assert all(r.memory.applicable_revision.revision_number != 1 for r in reply.memories)
     assert dropped(reply).get(DROPPED.DROP_REASON_STALE_REVISION) == 1
+
+
+def test_a_correction_that_takes_effect_later_is_recalled_once_it_applies(
+    mara: Client, retrieval_server: ServerProcess, tenant: str
+) -> None:
+    """The re-index when the correction takes effect carries the memory's version unchanged
+    (nothing was written since) and the newer revision: the index must take it. Otherwise it
+    keeps the old text under that version for good, recall drops it as a stale revision, and
+    the memory can no longer be found by search at all."""
+    parking = create_pref(mara, "parking", "parks on level 2, bay 14")
+    until_recalled(mara, "where does she park?", "parks on level 2, bay 14")
+    takes_effect = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=3)
+    correct(mara, parking, "parks on level 5, bay 3", valid_from=takes_effect)
+    time.sleep(max(0.0, (takes_effect - dt.datetime.now(dt.UTC)).total_seconds()))
+    until_recalled(mara, "where does she park?", "parks on level 5, bay 3")
+    revisions = [
+        c.revision_number
+        for c in sidecar(retrieval_server.address)
+        .Search(rpb.SearchRequest(tenant_id=tenant, query="parks on level 5, bay 3", limit=10))
+        .candidates
+        if c.id == memory_id(parking)
+    ]
+    assert revisions == [2]
 
 
 def test_foreign_tenant_and_deleted_candidates_are_dropped(

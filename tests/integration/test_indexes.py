@@ -50,6 +50,27 @@ def test_a_lower_version_never_overwrites_a_higher_one(index: VectorIndex) -> No
     assert index.upsert([point(1, version=6)]) == (1, 0)
 
 
+def test_a_newer_revision_at_the_same_version_is_written_and_an_older_one_is_not(
+    index: VectorIndex,
+) -> None:
+    """A correction that takes effect later is re-indexed then with the memory's version
+    unchanged and the newer revision; a document read on a clock from before the correction
+    took effect carries the new version with the old revision. Either way the newer revision
+    of the same version must replace the older, never the reverse."""
+    memory = f"{1:032x}"
+    stored = IndexPoint(memory, "t1", 2, 1, "USER", "u1", vector(1))
+    assert index.upsert([stored]) == (1, 0)
+    newer = IndexPoint(memory, "t1", 2, 2, "USER", "u1", vector(1))
+    assert index.upsert([newer]) == (1, 0)
+    hits = index.search("t1", vector(1), 1, [])
+    assert (hits[0].id, hits[0].version, hits[0].revision_number) == (memory, 2, 2)
+    assert index.upsert([stored]) == (0, 1)  # the older revision, late
+    assert index.upsert([IndexPoint(memory, "t1", 1, 3, "USER", "u1", vector(1))]) == (0, 1)
+    hits = index.search("t1", vector(1), 1, [])
+    assert (hits[0].version, hits[0].revision_number) == (2, 2)
+    assert index.upsert([IndexPoint(memory, "t1", 3, 1, "USER", "u1", vector(1))]) == (1, 0)
+
+
 def test_search_never_crosses_tenants_and_honours_scopes(index: VectorIndex) -> None:
     index.upsert([point(1, "t1"), point(2, "t2"), point(3, "t1", scope="CUSTOMER", who="c9")])
     assert {h.id for h in index.search("t2", vector(1), 10, [])} == {f"{2:032x}"}
