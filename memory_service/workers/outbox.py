@@ -356,9 +356,12 @@ class OutboxWorker:
     def _read_tenant(self, batch: _Batch, tenant_id: str, items: list[OutboxItem]) -> None:
         """What must not be searchable now (removals) and the documents to upsert."""
         ids = sorted({item.memory_id for item in items})
-        now = utcnow()
         with self._units(tenant_id, write=False) as uow:
             memories = uow.memories.get_many(ids)
+        # What applies is decided on a clock read after the records: a correction this read
+        # sees took its start from a clock read before it committed. On a clock read before,
+        # the new version would go out with the old revision's text.
+        now = utcnow()
         removals = []
         for memory_id in ids:
             memory = memories.get(memory_id)

@@ -13,6 +13,7 @@ from memory_service.domain.indexing import IndexDocument, IndexUnavailable
 from memory_service.domain.model import utcnow
 from memory_service.domain.ports import OutboxItem
 from memory_service.workers.outbox import OutboxWorker
+from tests.unit import test_rules
 
 
 class Store:
@@ -255,3 +256,42 @@ def test_commits_arriving_one_by_one_are_drained_in_a_few_batches() -> None:
         assert sink.calls <= 10  # one per commit before
     finally:
         worker.stop()
+
+
+class Documents(Sink):
+    """Takes upserts and keeps what it was sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.documents: list[IndexDocument] = []
+
+    def upsert(self, documents: Sequence[IndexDocument], deadline: float | None = None) -> None:
+        self.documents += documents
+
+
+def test_a_correction_committed_just_before_the_read_is_indexed_at_its_revision() -> None:
+    """The drain reads a memory that a correction has just changed: the correction's clock
+    (its revision's start) was read before it committed, the drain's read sees the commit, so
+    the drain must decide what applies on a clock read after that, not before. On an earlier
+    clock it sent the new version with the old revision's text, which the index kept."""
+    store = Store(1)
+    sink = Documents()
+
+    class Corrected:
+        def get_many(self, ids: list[str]) -> dict[str, Any]:
+            # Committed just now, after the drain claimed the item.
+            corrected = test_rules.memory(test_rules.revision(1))
+            corrected.id, corrected.version = ids[0], 2
+            test_rules.correct(corrected, utcnow())
+            return {ids[0]: corrected}
+
+    class CorrectedUow:
+        memories = Corrected()
+
+    @contextmanager
+    def corrected_units(tenant_id: str, write: bool = False) -> Iterator[CorrectedUow]:
+        yield CorrectedUow()
+
+    worker = OutboxWorker(store, corrected_units, sink)  # type: ignore[arg-type]
+    assert worker.drain_once() == 1
+    assert [(d.version, d.revision_number) for d in sink.documents] == [(2, 2)]
