@@ -139,10 +139,13 @@ def _vector(result: dict[str, Any]) -> tuple[str, bool | None]:
 
 
 def _quality(result: dict[str, Any]) -> tuple[str, bool | None]:
+    from bench.quality.run import answers_text  # the bench's own module, loaded once it ran
+
     parts = []
     for mode, figures in result["modes"].items():
         overall = figures["all"]
-        parts.append(f"{mode} R@10 {overall['recall@10']:.3f} MRR {overall['mrr']:.3f}")
+        answers = answers_text(figures.get("answers", {}))
+        parts.append(f"{mode} R@10 {overall['recall@10']:.3f} MRR {overall['mrr']:.3f} ({answers})")
     return "; ".join(parts), None
 
 

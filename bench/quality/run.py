@@ -8,12 +8,19 @@ mode, overall and per question type: recall@1/@5/@10 (the expected memory among 
 and MRR (mean reciprocal rank, 0 past rank 10); and each mode's RecallMemories latency
 (p50/p95/p99 over the same calls, one at a time), so the modes compare on one index.
 
+Questions are asked once the index has settled: every memory has a point and the memory
+service's outbox is empty (corrections re-index points the count already holds). Degraded
+answers and the candidates recall dropped (by reason) are figures of each mode: a memory the
+index holds at a revision the records no longer apply is dropped as a stale revision, which
+loses its questions in every mode alike.
+
     .venv/bin/python -m bench.quality.run --table
 """
 
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import tempfile
 import threading
 import time
@@ -119,10 +126,22 @@ def ingest(server: ServerProcess, memories: list[Memory], threads: int) -> None:
             future.result()
 
 
-def wait_indexed(address: str, points: int, timeout: float) -> None:
+def outbox_depth(database: Path) -> int:
+    """Index work the memory service has not finished (its rows are deleted once the index
+    took them), read from its SQLite file."""
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=10) as connection:
+        return int(connection.execute("SELECT count(*) FROM index_outbox").fetchone()[0])
+
+
+def wait_indexed(address: str, points: int, database: Path, timeout: float) -> None:
+    """Until every memory has a point and the outbox is empty: the point count alone is
+    reached while corrections of memories already indexed are still on their way."""
     stub = sidecar_stub(address)
     deadline = time.monotonic() + timeout
-    while stub.GetStats(rpb.GetStatsRequest(), timeout=10).points < points:
+    while (
+        stub.GetStats(rpb.GetStatsRequest(), timeout=10).points < points
+        or outbox_depth(database) > 0
+    ):
         if time.monotonic() > deadline:
             raise RuntimeError("the index never caught up with the records")
         time.sleep(0.2)
@@ -141,23 +160,29 @@ def wait_full(client: Client, timeout: float = 120) -> None:
     raise RuntimeError("recall stayed degraded after the sidecar restarted")
 
 
-def ranks(server: ServerProcess, questions: list[Question]) -> tuple[list[int], list[float]]:
-    """Rank (1-based) of each question's expected memory in its recall, 0 when absent; and
-    each call's latency in seconds."""
+def ranks(
+    server: ServerProcess, questions: list[Question]
+) -> tuple[list[int], list[float], dict[str, int]]:
+    """Rank (1-based) of each question's expected memory in its recall, 0 when absent (or the
+    answer degraded); each call's latency in seconds; and the degraded answers and dropped
+    candidates counted (by reason)."""
     clients = {t: server.client(t, USER) for t in {q.tenant for q in questions}}
     found, latencies = [], []
+    answers: dict[str, int] = defaultdict(int)
     for question in questions:
         started = time.perf_counter()
         reply = clients[question.tenant].memories.RecallMemories(
             svc.RecallMemoriesRequest(query=question.text, limit=LIMIT), timeout=10
         )
         latencies.append(time.perf_counter() - started)
-        if reply.degraded:
-            raise RuntimeError(f"recall degraded during the benchmark: {reply.degraded_reason}")
+        answers["degraded"] += reply.degraded
+        for dropped in reply.dropped:
+            reason = svc.DropReason.Name(dropped.reason).removeprefix("DROP_REASON_").lower()
+            answers[f"dropped_{reason}"] += dropped.count
         recalled = [(r.memory.key, r.memory.key_context) for r in reply.memories]
         wanted = (question.key, question.context)
         found.append(recalled.index(wanted) + 1 if wanted in recalled else 0)
-    return found, latencies
+    return found, latencies, dict(answers)
 
 
 def scores(found: list[int]) -> dict[str, float | int]:
@@ -196,16 +221,17 @@ def quality_figures(
         try:
             started = time.monotonic()
             ingest(memory, memories, threads)
-            wait_indexed(address, len(memories), timeout=600)
+            wait_indexed(address, len(memories), workdir / "bench.db", timeout=600)
             ingest_seconds = time.monotonic() - started
             for n, mode in enumerate(modes):
                 if n:
                     sidecar.stop()
                     sidecar = start_sidecar(workdir, mode, listen=address)
                 wait_full(memory.client(questions[0].tenant, USER))
-                found, latencies = ranks(memory, questions)
+                found, latencies, answers = ranks(memory, questions)
                 results[mode] = {
                     **report(questions, found),
+                    "answers": answers,
                     "recall_latency": summary_ms(latencies),
                 }
         finally:
@@ -227,17 +253,31 @@ def quality_figures(
 def table(figures: dict[str, Any]) -> str:
     """The figures as the README's Markdown table: one row per mode and question type."""
     rows = [
-        "| mode | questions | recall@1 | recall@5 | recall@10 | MRR |",
-        "|---|---|---|---|---|---|",
+        "| mode | questions | recall@1 | recall@5 | recall@10 | MRR | degraded, dropped |",
+        "|---|---|---|---|---|---|---|",
     ]
     for mode, by_kind in figures["modes"].items():
+        answers = by_kind.get("answers", {})
         for kind, s in by_kind.items():
             if isinstance(s, dict) and "mrr" in s:
+                noted = answers_text(answers) if kind == "all" else ""
                 rows.append(
                     f"| {mode} ({kind}) | {s['questions']} | {s['recall@1']:.3f} | "
-                    f"{s['recall@5']:.3f} | {s['recall@10']:.3f} | {s['mrr']:.3f} |"
+                    f"{s['recall@5']:.3f} | {s['recall@10']:.3f} | {s['mrr']:.3f} | {noted} |"
                 )
     return "\n".join(rows)
+
+
+def answers_text(answers: dict[str, int]) -> str:
+    """`degraded 0` and any dropped candidates by reason: `dropped stale_revision 5`."""
+    dropped = [
+        f"{name.removeprefix('dropped_')} {n}"
+        for name, n in sorted(answers.items())
+        if name.startswith("dropped_")
+    ]
+    return f"degraded {answers.get('degraded', 0)}" + (
+        f"; dropped {', '.join(dropped)}" if dropped else ""
+    )
 
 
 def main() -> None:
