@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
@@ -17,6 +18,10 @@ from memory_service.domain.rules import SUBJECT_ID_PATTERN
 
 ALGORITHM = "HS256"
 DEFAULT_MAX_LIFETIME_SECONDS = 86400
+LEEWAY_SECONDS = 30
+# Tokens already verified, by their exact text (a client sends the same token on every call
+# until it renews it): a few thousand callers' worth, a few MB at most.
+VERIFIED_TOKENS = 4096
 
 
 class TokenAuthenticator:
@@ -26,11 +31,16 @@ class TokenAuthenticator:
         issuer: str,
         audience: str,
         max_lifetime_seconds: int = DEFAULT_MAX_LIFETIME_SECONDS,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._secret = secret
         self._issuer = issuer
         self._audience = audience
         self._max_lifetime = max_lifetime_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        # token -> (identity, not valid before, expires): what a full verification decided
+        self._verified: dict[str, tuple[Identity, float, float]] = {}
 
     def authenticate(self, context: grpc.ServicerContext) -> Identity:
         headers = [
@@ -48,6 +58,26 @@ class TokenAuthenticator:
         return self.verify(token.strip())
 
     def verify(self, token: str) -> Identity:
+        """The token's identity. A token this process verified before (the same text, so the
+        same signature over the same claims) is only checked against the clock again: decoding
+        and the HMAC were most of what an RPC refused at once (recall with the breaker open)
+        cost the service."""
+        known = self._verified.get(token)
+        if known is not None:
+            identity, not_before, expires = known
+            now = self._clock()
+            if expires <= now - LEEWAY_SECONDS:
+                raise Unauthenticated("the token has expired")
+            if not_before <= now + LEEWAY_SECONDS:
+                return identity
+        identity, not_before, expires = self._decode(token)
+        with self._lock:
+            if len(self._verified) >= VERIFIED_TOKENS:
+                del self._verified[next(iter(self._verified))]  # the oldest
+            self._verified[token] = (identity, not_before, expires)
+        return identity
+
+    def _decode(self, token: str) -> tuple[Identity, float, float]:
         try:
             claims: dict[str, Any] = jwt.decode(
                 token,
@@ -56,7 +86,7 @@ class TokenAuthenticator:
                 audience=self._audience,
                 issuer=self._issuer,
                 options={"require": ["exp", "iat", "sub", "tenant"]},
-                leeway=30,
+                leeway=LEEWAY_SECONDS,
             )
         except jwt.ExpiredSignatureError as error:
             raise Unauthenticated("the token has expired") from error
@@ -77,7 +107,8 @@ class TokenAuthenticator:
             raise Unauthenticated("the token's sub claim is malformed")
         if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
             raise Unauthenticated("the token's roles claim must be a list of strings")
-        return Identity(tenant, user, frozenset(roles))
+        not_before = max(float(issued), float(claims.get("nbf", issued)))
+        return Identity(tenant, user, frozenset(roles)), not_before, float(expires)
 
     def derived_key(self, purpose: str) -> str:
         """A key for another use of the secret (page tokens), independent of the JWT key."""

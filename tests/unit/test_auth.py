@@ -75,3 +75,54 @@ def test_lifetime_is_bounded_by_the_configured_maximum() -> None:
 def test_tenant_claims_match_as_whole_strings(tenant: str) -> None:
     with pytest.raises(Unauthenticated):
         AUTH.verify(token(tenant=tenant))
+
+
+def test_a_token_verified_before_is_not_decoded_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    auth = TokenAuthenticator(SECRET, "crmmem", "crmmem.memory")
+    good = token(sub="ines")
+    decodes: list[str] = []
+    real_decode = jwt.decode
+    monkeypatch.setattr(
+        jwt, "decode", lambda t, *a, **k: decodes.append(t) or real_decode(t, *a, **k)
+    )
+    assert [auth.verify(good).user_id for _ in range(3)] == ["ines"] * 3
+    assert decodes == [good]
+    # Any other text is another token: a forged signature over the same claims is decoded
+    # (and refused) whatever was verified before.
+    forged = good.rsplit(".", 1)[0] + "." + token(secret="x" * 40, sub="ines").rsplit(".", 1)[1]
+    with pytest.raises(Unauthenticated):
+        auth.verify(forged)
+    assert decodes == [good, forged]
+
+
+def test_a_verified_token_still_expires() -> None:
+    now = time.time()
+    clock = [now]
+    auth = TokenAuthenticator(SECRET, "crmmem", "crmmem.memory", clock=lambda: clock[0])
+    short = token(exp=int(now) + 60)
+    assert auth.verify(short).user_id == "mara"
+    clock[0] = now + 60 + 29  # within the 30 s leeway, as the library allows
+    assert auth.verify(short).user_id == "mara"
+    clock[0] = now + 60 + 31
+    with pytest.raises(Unauthenticated, match="expired"):
+        auth.verify(short)
+
+
+def test_a_verified_token_before_its_time_is_decoded_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A clock set back past the token's iat does not answer from what was verified: the
+    library decides again."""
+    now = time.time()
+    clock = [now]
+    auth = TokenAuthenticator(SECRET, "crmmem", "crmmem.memory", clock=lambda: clock[0])
+    fresh = token()
+    decodes: list[str] = []
+    real_decode = jwt.decode
+    monkeypatch.setattr(
+        jwt, "decode", lambda t, *a, **k: decodes.append(t) or real_decode(t, *a, **k)
+    )
+    assert auth.verify(fresh).user_id == "mara"
+    clock[0] = now - 3600
+    assert auth.verify(fresh).user_id == "mara"
+    assert decodes == [fresh, fresh]
