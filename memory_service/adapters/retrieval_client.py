@@ -42,6 +42,10 @@ HEALTH_CHECK_TIMEOUT = 1.0
 # in a row missing their timeout mean a stuck process (SIGSTOP, a wedged event loop), which
 # callers without a deadline of their own would otherwise each wait a full search timeout for.
 HUNG_AFTER_MISSED_CHECKS = 2
+# A search that missed its deadline while the health check has gone this long unanswered means
+# the sidecar answers nothing at all (a hung process), not that a busy machine answered late:
+# the breaker opens then, instead of a second of callers each waiting out their search.
+SILENT_HEALTH_SECONDS = 0.25
 # Codes that say the sidecar (not one item) is the problem: index writes then wait for it.
 UNREACHABLE = frozenset(
     {
@@ -180,6 +184,11 @@ class RetrievalClient:
             )
         self._stub = pb_grpc.RetrievalServiceStub(self._channel)
         self._on_serving: list[Callable[[], None]] = []
+        # When the health check now waiting for its answer was sent (None: none is waiting).
+        self._check_sent: float | None = None
+        # A search opened the breaker on a silent health check: the next SERVING lets the trial
+        # through at once (a busy machine, not a hung sidecar, costs a poll's worth of recall).
+        self._tripped_by_search = False
         self._closed = threading.Event()
         self._watcher = threading.Thread(target=self._watch, name="sidecar-health", daemon=True)
 
@@ -237,11 +246,20 @@ class RetrievalClient:
             code = error.code() if isinstance(error, grpc.Call) else None
             slow = code is grpc.StatusCode.DEADLINE_EXCEEDED
             self.breaker.record(Outcome.SLOW if slow else Outcome.FAILED)
+            if slow and self._health_silent():
+                if not self._tripped_by_search:
+                    log.warning("a search and the health check both unanswered: sidecar hung")
+                self._tripped_by_search = True
+                self.breaker.trip()
             raise SearchUnavailable(f"search failed: {code.name if code else error}") from error
         self.breaker.record(Outcome.OK)
         # A sidecar answering more than it was asked for gets no more database work than the
         # limit: every candidate is loaded and checked against the records.
         return [Candidate(c.id, c.score, c.revision_number) for c in reply.candidates[:limit]]
+
+    def _health_silent(self) -> bool:
+        sent = self._check_sent
+        return sent is not None and time.monotonic() - sent >= SILENT_HEALTH_SECONDS
 
     def _watch(self) -> None:
         """Polls the sidecar's health: SERVING after anything else lets recall's trial through
@@ -255,7 +273,11 @@ class RetrievalClient:
         missed = 0
         while not self._closed.wait(HEALTH_POLL_SECONDS):
             try:
-                status = health.Check(request, timeout=HEALTH_CHECK_TIMEOUT).status
+                self._check_sent = time.monotonic()
+                try:
+                    status = health.Check(request, timeout=HEALTH_CHECK_TIMEOUT).status
+                finally:
+                    self._check_sent = None
                 missed = 0
             except grpc.RpcError as error:
                 code = error.code() if isinstance(error, grpc.Call) else None
@@ -276,8 +298,9 @@ class RetrievalClient:
                 log.exception("sidecar health check failed")
                 continue
             if status == health_pb2.HealthCheckResponse.SERVING:
-                if not serving:
+                if not serving or self._tripped_by_search:
                     serving = True
+                    self._tripped_by_search = False
                     self.breaker.serving()
                     for callback in self._on_serving:
                         callback()

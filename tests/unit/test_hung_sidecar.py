@@ -1,0 +1,94 @@
+"""The sidecar client against a stand-in sidecar that stops answering (a SIGSTOPped process):
+the breaker opens after a handful of searches wait out their deadlines, not after a second or
+more of them, while a busy sidecar that answers its health check keeps recall on."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from typing import Any
+
+import grpc
+import pytest
+from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
+from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from memory_service.adapters.retrieval_client import CircuitBreaker, RetrievalClient
+from memory_service.domain.ports import SearchUnavailable
+
+
+class _StandIn(pb_grpc.RetrievalServiceServicer, health_pb2_grpc.HealthServicer):  # type: ignore[misc]
+    """Answers search and health until told to go silent (`hung`) or to answer searches late."""
+
+    def __init__(self) -> None:
+        self.hung = threading.Event()
+        self.released = threading.Event()
+        self.search_delay = 0.0
+
+    def Search(self, request: pb.SearchRequest, context: Any) -> pb.SearchResponse:
+        if self.hung.is_set():
+            self.released.wait(10)
+        time.sleep(self.search_delay)
+        return pb.SearchResponse()
+
+    def Check(self, request: Any, context: Any) -> health_pb2.HealthCheckResponse:
+        if self.hung.is_set():
+            self.released.wait(10)
+        return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.SERVING)
+
+
+@pytest.fixture
+def sidecar() -> Iterator[tuple[_StandIn, RetrievalClient]]:
+    stand_in = _StandIn()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=32))
+    pb_grpc.add_RetrievalServiceServicer_to_server(stand_in, server)
+    health_pb2_grpc.add_HealthServicer_to_server(stand_in, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    client = RetrievalClient(f"127.0.0.1:{port}", "s" * 32, 5.0, CircuitBreaker())
+    client.start()
+    try:
+        yield stand_in, client
+    finally:
+        stand_in.released.set()
+        client.close()
+        server.stop(0)
+
+
+def searches_until_refused(client: RetrievalClient, limit: int, deadline: float) -> int:
+    """How many searches with `deadline` seconds each wait before the client refuses at once."""
+    for waited in range(limit):
+        if client.refusal() is not None:
+            return waited
+        with pytest.raises(SearchUnavailable):
+            client.search("t-1", "meetings", 10, [], time.monotonic() + deadline)
+    return limit
+
+
+def test_a_hung_sidecar_opens_the_breaker_after_a_few_searches(
+    sidecar: tuple[_StandIn, RetrievalClient],
+) -> None:
+    stand_in, client = sidecar
+    for _ in range(15):  # a window of answered searches, as before any hang
+        assert client.search("t-1", "meetings", 10, [], time.monotonic() + 1) == []
+    time.sleep(0.3)  # the health poll has seen it SERVING
+    stand_in.hung.set()
+    # Before: the window's answers kept it closed until the health poll's two missed checks
+    # (about 2.4 s, some 16 searches of 150 ms each).
+    assert searches_until_refused(client, 12, 0.15) <= 5
+
+
+def test_late_searches_of_a_sidecar_that_answers_its_health_keep_recall_on(
+    sidecar: tuple[_StandIn, RetrievalClient],
+) -> None:
+    stand_in, client = sidecar
+    for _ in range(15):
+        client.search("t-1", "meetings", 10, [], time.monotonic() + 1)
+    stand_in.search_delay = 0.3  # a busy model thread: searches answer, late
+    for _ in range(9):
+        with pytest.raises(SearchUnavailable, match="DEADLINE_EXCEEDED"):
+            client.search("t-1", "meetings", 10, [], time.monotonic() + 0.1)
+    assert client.refusal() is None
