@@ -100,7 +100,9 @@ def _down(result: dict[str, Any]) -> tuple[str, bool | None]:
         parts.append(f"before the breaker opens p95 {before['p95_ms']:.1f} ms")
         met = met and before["p95_ms"] <= down["deadline_ms"] + 5
     if after:
-        parts.append(f"breaker open p95 {after['p95_ms']:.1f} ms")
+        cpu = down.get("breaker_open_server_cpu_ms_per_call")
+        served = f" (server CPU {cpu:.2f} ms a call)" if cpu is not None else ""
+        parts.append(f"breaker open p95 {after['p95_ms']:.1f} ms{served}")
         met = met and after["p95_ms"] <= 2
     return "; ".join(parts) or "no samples", met and bool(after)
 
