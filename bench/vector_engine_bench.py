@@ -18,6 +18,7 @@ SPEC §7 budget: the embedded engine at 1M points, search p95 <= 5 ms.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import resource
@@ -229,11 +230,14 @@ def run(
     queries: int = 300,
     seed: int = 11,
     optimize_points: int = OPTIMIZE_POINTS,
+    keep: str = "",
 ) -> dict[str, Any]:
     """Load `points` into the sidecar's default index through its adapter, then time searches
-    with the tenant filter; `local_points` > 0 also runs qdrant-client's local mode."""
+    with the tenant filter; `local_points` > 0 also runs qdrant-client's local mode. `keep`
+    names a directory that keeps the shard afterwards (to study it without loading again)."""
     results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with contextlib.ExitStack() as stack:
+        tmp = keep or stack.enter_context(tempfile.TemporaryDirectory())
         edge = EdgeProcessIndex(Path(tmp) / "edge", DIMENSIONS, optimize_points=optimize_points)
         searcher = Searcher(edge, tenants, seed)
         searcher.start()
@@ -304,6 +308,7 @@ def main() -> None:
         default=OPTIMIZE_POINTS,
         help="as RETRIEVAL_INDEX_OPTIMIZE_POINTS (0: never optimise)",
     )
+    parser.add_argument("--keep", default="", help="a directory that keeps the shard")
     args = parser.parse_args()
     emit(
         run(
@@ -313,6 +318,7 @@ def main() -> None:
             args.queries,
             args.seed,
             args.optimize_points,
+            args.keep,
         )
     )
 

@@ -133,6 +133,11 @@ class _Worker:
             self._conn.close()
 
 
+def _written_by(answer: Any) -> int:
+    """Points a replayed journal entry wrote: an upsert answers (written, stale)."""
+    return int(answer[0]) if isinstance(answer, tuple) else 0
+
+
 class _Closed(Exception):
     """The worker was retired by a generation switch while a call was on its way."""
 
@@ -341,9 +346,13 @@ class EdgeProcessIndex:
         return thread
 
     def wait_optimized(self, timeout: float | None = None) -> None:
-        thread = self._optimizer
-        if thread is not None:
-            thread.join(timeout)
+        """Until no optimisation runs: also the one that the writes made during the last one
+        start when they are enough for one."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while (thread := self._optimizer) is not None:
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if deadline is not None and time.monotonic() >= deadline:
+                return
 
     def _start_optimization(self) -> None:
         """Called with the write lock held: the thread copies the shard once it may take it."""
@@ -374,6 +383,7 @@ class EdgeProcessIndex:
         started = time.perf_counter()
         candidate: _Worker | None = None
         target: Path | None = None
+        switched = False
         try:
             target = self._copy()
             copy_s = time.perf_counter() - started
@@ -383,7 +393,8 @@ class EdgeProcessIndex:
             if self._closing:
                 raise _Closed
             optimized = candidate.ready()
-            replayed = 0
+            indexed = int(candidate.call("points"))  # the replayed writes land unindexed
+            replayed = tail = 0
             while True:
                 with self._write:
                     if self._closing:
@@ -393,22 +404,24 @@ class EdgeProcessIndex:
                     if len(pending) <= LAST_REPLAY:
                         switch_started = time.perf_counter()
                         for request in pending:
-                            candidate.send(request)
+                            tail += _written_by(candidate.send(request))
                         # No flush here: the copy's log holds the replayed writes, as the old
                         # generation's log held them (the engine flushes every FLUSH_SECONDS).
-                        points = int(candidate.call("points"))
-                        (target / MARKER).write_text(str(points))
+                        (target / MARKER).write_text(str(indexed))
                         _switch(self._root, target)
                         retired, retired_path = self._worker, self._path
                         self._worker, self._path = candidate, target
                         self._candidate = candidate = None
                         self._journal = None
-                        self._optimized, self._written = points, 0
+                        # What was written during the optimisation is in a plain segment,
+                        # searched point by point: it counts towards the next one.
+                        self._optimized, self._written = indexed, tail
+                        switched = True
                         switch_s = time.perf_counter() - switch_started
                         replayed += len(pending)
                         break
                 for request in pending:
-                    candidate.send(request)
+                    tail += _written_by(candidate.send(request))
                 replayed += len(pending)
             retired.close()
             if retired_path == self._root:  # a shard from before generations: its files
@@ -422,6 +435,7 @@ class EdgeProcessIndex:
                 "optimize_s": round(float(optimized["optimize_s"]), 3),
                 "segments": float(optimized["segments"]),
                 "replayed": float(replayed),
+                "unindexed": float(tail),
                 "switch_s": round(switch_s, 4),
                 "total_s": round(time.perf_counter() - started, 3),
             }
@@ -446,6 +460,8 @@ class EdgeProcessIndex:
             with self._write:
                 self._journal = None
                 self._optimizer = None
+                if switched and not self._closing:
+                    self._maybe_optimize()  # writes that outran this one: index them too
 
     def close(self) -> None:
         with self._write:
