@@ -453,14 +453,14 @@ class SqlMemoryRepository(TenantScoped):
             revisions = self._run(
                 "memories.revisions",
                 lambda p: (
-                    p.select(RevisionRow)
+                    p.select(RevisionRow, RevisionRow.memory_id, *_REVISION_COLUMNS)
                     .where(RevisionRow.memory_id.in_(bindparam("ids", expanding=True)))
                     .order_by(RevisionRow.memory_id, RevisionRow.number)
                 ),
                 ids=ids,
             ).all()
-            for revision in revisions:
-                by_memory[revision.memory_id].append(_revision(revision))
+            for row in revisions:
+                by_memory[row[0]].append(_revision_at(row[0], row[1:]))
         return [_memory(row, by_memory[row.id]) for row in rows]
 
 
@@ -516,45 +516,6 @@ def _revision_columns(revision: Revision) -> dict[str, Any]:
         "excerpt": provenance.excerpt,
         "source_change_time": revision.source_change_time,
     }
-
-
-def _revision(found: Any) -> Revision:
-    """Columns read through the row's mapping: by attribute each cost about ten times as much, and
-    recall and BuildContext build a revision and a memory for every candidate they read."""
-    row = found._mapping
-    confirmation = None
-    if row["confirmed_by"] is not None and row["confirm_time"] is not None:
-        confirmation = Confirmation(
-            row["confirmed_by"],
-            row["confirm_time"],
-            row["confirm_restored_by"] or "",
-            row["confirm_restore_time"],
-        )
-    return Revision(
-        memory_id=row["memory_id"],
-        number=row["number"],
-        value=row["value"],
-        valid_from=row["valid_from"],
-        valid_until=row["valid_until"],
-        status=_STATUSES[row["status"]],
-        provenance=Provenance(
-            speaker=_SPEAKERS[row["speaker"]],
-            method=_METHODS[row["method"]],
-            evidence=EvidenceRef(_EVIDENCE_TYPES[row["evidence_type"]], row["evidence_ref"]),
-            quote=row["quote"],
-            source_time=row["source_time"],
-            document_version=row["document_version"],
-            excerpt=row["excerpt"],
-        ),
-        create_time=row["create_time"],
-        author_user_id=row["author_user_id"],
-        replaces_number=row["replaces_number"],
-        superseded_from=row["superseded_from"],
-        superseded_by_number=row["superseded_by_number"],
-        confirmation=confirmation,
-        status_reason=row["status_reason"],
-        source_change_time=row["source_change_time"],
-    )
 
 
 def _memory(found: Any, revisions: list[Revision]) -> Memory:
@@ -662,7 +623,9 @@ def _memories_with_revisions(rows: Iterable[Sequence[Any]]) -> list[Memory]:
 
 
 def _revision_at(memory_id: str, columns: Sequence[Any]) -> Revision:
-    """A revision from the values of `_REVISION_COLUMNS`, in that order."""
+    """A revision from the values of `_REVISION_COLUMNS`, in that order: the one decoder of a
+    stored revision (every read selects those columns), by position because recall and
+    BuildContext decode one for every candidate they read."""
     (
         number,
         value,
