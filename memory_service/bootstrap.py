@@ -3,6 +3,7 @@ from the settings, starts them in order and stops them in reverse (docs/architec
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from memory_service.domain.services import (
 )
 from memory_service.domain.tasks import TaskUseCases
 from memory_service.storage import migrate
+from memory_service.storage.checkpoint import WalCheckpointer
 from memory_service.storage.repositories import (
     purge_deletion_markers,
     purge_idempotency_keys,
@@ -87,6 +89,7 @@ class RunningServer:
     watch: IndexWatch | None = None
     usage: UsageRecorder | None = None
     task_purge: TaskHistoryPurge | None = None
+    checkpointer: WalCheckpointer | None = None
 
     def stop(self, grace: float, drain: float = 0.0) -> None:
         """Report NOT_SERVING first and keep answering for `drain` seconds, so balancers and
@@ -107,6 +110,8 @@ class RunningServer:
             self.watch.close()
         if self.search is not None:
             self.search.close()
+        if self.checkpointer is not None:
+            self.checkpointer.stop()
         self.engine.dispose()
 
 
@@ -133,6 +138,15 @@ def forget_expired(units: SqlUnitOfWorkFactory, settings: Settings) -> None:
         )
     if purged or markers:
         log.info("forgot %d request ids and %d expired deletion markers", purged, markers)
+
+
+def settle_heap() -> None:
+    """Moves what start-up allocated (modules, table metadata, protobuf descriptors, about 140k
+    objects) out of the collector's reach. A full collection otherwise walks all of it, a pause
+    of tens of milliseconds inside whichever call allocated the object that triggered it: the
+    tail of every latency. Nothing of it is garbage; later objects are collected as before."""
+    gc.collect()
+    gc.freeze()
 
 
 def build_server(
@@ -255,6 +269,7 @@ def build_server(
     )
     server, health_servicer = grpc_server(servicers, settings.max_workers, tracer_provider)
     port = listen(server, settings.listen)
+    settle_heap()
     server.start()
     if search is not None:
         search.start()
@@ -272,6 +287,9 @@ def build_server(
         units.purge_ended_tasks, tasks.history_retention, settings.task_purge_seconds
     )
     task_purge.start()
+    checkpointer = WalCheckpointer(engine) if WalCheckpointer.wanted(engine) else None
+    if checkpointer is not None:
+        checkpointer.start()
     return RunningServer(
         server,
         port,
@@ -284,4 +302,5 @@ def build_server(
         watch,
         usage,
         task_purge,
+        checkpointer,
     )
