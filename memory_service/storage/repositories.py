@@ -173,12 +173,25 @@ class SqlMemoryRepository(TenantScoped):
             self._deferred = None
 
     def get(self, memory_id: str) -> Memory | None:
-        row = self._run(
+        """The memory and its revisions in one read (every correction and GetMemory starts
+        here): a second statement cost more than the rows it read."""
+        rows = self._run(
             "memories.get",
-            lambda p: p.select(MemoryRow).where(MemoryRow.id == bindparam("id")),
+            lambda p: (
+                p.select(MemoryRow, *_MEMORY_COLUMNS, *_REVISION_COLUMNS)
+                .select_from(
+                    MemoryRow.__table__.outerjoin(
+                        RevisionRow,
+                        and_(RevisionRow.memory_id == MemoryRow.id, p.mine(RevisionRow)),
+                    )
+                )
+                .where(MemoryRow.id == bindparam("id"))
+                .order_by(RevisionRow.number)
+            ),
             id=memory_id,
-        ).first()
-        return None if row is None else self._with_revisions([row])[0]
+        ).all()
+        found = _memories_with_revisions(rows)
+        return found[0] if found else None
 
     def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
         rows: list[Any] = []

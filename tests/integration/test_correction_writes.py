@@ -140,8 +140,7 @@ def world(units: SqlUnitOfWorkFactory) -> World:
 # writer out meanwhile); PostgreSQL inserts it first, so a duplicate in flight waits on it.
 READS = [
     "SELECT idempotency_keys",  # a replay?
-    "SELECT memories",
-    "SELECT memory_revisions",
+    "SELECT memories",  # with its revisions, in one read
     "SELECT transcript_messages",  # the evidence
     "SELECT lookups",  # the key's last deletion and the evidence lineage's withdrawal
 ]
