@@ -100,7 +100,8 @@ class MemoryRow(Base):
             "tenant_id", "scope_type", "scope_id", "key", "key_context", "live",
             name="uq_memories_live_key",
         ),
-        Index("ix_memories_tenant_id_id", "tenant_id", "id"),
+        # Covering: a context tests scope and liveness without reading the table (0016).
+        Index("ix_memories_tenant_scope", "tenant_id", "id", "scope_type", "scope_id", "live"),
         Index("ix_memories_key_hash", "tenant_id", "key_hash"),
     )  # fmt: skip
 

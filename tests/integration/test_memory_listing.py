@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from memory_service.domain.model import (
     Confirmation,
@@ -26,7 +29,8 @@ from memory_service.domain.model import (
     utcnow,
 )
 from memory_service.domain.ports import MemoryQuery, Visibility
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.storage.migrate import upgrade
+from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from tests.support import records
 
 CALLER = Visibility(frozenset({"u1"}), frozenset({"c1"}))
@@ -156,3 +160,30 @@ def test_the_limit_counts_memories_not_revisions(
     assert [m.id for m in listed] == expected_ids
     assert listed == _one_by_one(units, expected_ids)
     assert sum(len(m.revisions) for m in listed) > 2 * len(pages)  # pages held many revisions
+
+
+def test_a_context_read_tests_scope_and_liveness_in_the_index(tmp_path: Path) -> None:
+    """SQLite answers the scope and liveness filter of a context's read from the covering
+    index (tenant, id, scope_type, scope_id, live), not by reading every memory's row."""
+    engine = create_database_engine(f"sqlite:///{tmp_path / 'plan.db'}")
+    upgrade(engine)
+    units = SqlUnitOfWorkFactory(engine)
+    now = utcnow()
+    with units("t1", write=True) as uow:
+        for n in range(20):
+            uow.memories.add(_memory("t1", Scope(ScopeType.USER, f"u{n}"), f"k{n}", now, 1))
+        uow.commit()
+    sent: list[tuple[str, Any]] = []
+
+    def record(_c: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+        sent.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", record)
+    with units("t1", write=False) as uow:
+        uow.memories.list_after(MemoryQuery(CALLER), "", 100)
+    event.remove(engine, "before_cursor_execute", record)
+    statement, parameters = sent[-1]
+    with engine.connect() as connection:
+        plan = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters).all()
+    engine.dispose()
+    assert any("SEARCH memories USING INDEX ix_memories_tenant_scope" in row[3] for row in plan)
