@@ -223,6 +223,9 @@ class RetrievalClient:
         timeout = self._timeout
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
+        # A deadline shorter than our own timeout is the caller's choice: missing it says nothing
+        # about the sidecar (one tenant's impatient calls must not open the breaker for all).
+        cut_by_caller = timeout < self._timeout
         if timeout <= 0:
             raise SearchUnavailable("no time left before the caller's deadline")
         if not self.breaker.allow():
@@ -245,7 +248,8 @@ class RetrievalClient:
         except grpc.RpcError as error:
             code = error.code() if isinstance(error, grpc.Call) else None
             slow = code is grpc.StatusCode.DEADLINE_EXCEEDED
-            self.breaker.record(Outcome.SLOW if slow else Outcome.FAILED)
+            if not (slow and cut_by_caller) or self.breaker.is_open:  # a trial always counts
+                self.breaker.record(Outcome.SLOW if slow else Outcome.FAILED)
             if slow and self._health_silent():
                 if not self._tripped_by_search:
                     log.warning("a search and the health check both unanswered: sidecar hung")

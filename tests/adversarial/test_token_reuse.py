@@ -27,7 +27,7 @@ def _caller(server: ServerProcess, token: str) -> tuple[str, str, list[str]]:
     stub = access_service_pb2_grpc.AccessServiceStub(server.channel())
     answer = stub.GetCaller(
         access_service_pb2.GetCallerRequest(),
-        metadata=[("authorization", f"Bearer {token}")],
+        metadata=(("authorization", f"Bearer {token}"),),
         timeout=10,
     )
     return answer.tenant_id, answer.user_id, sorted(answer.roles)
