@@ -58,7 +58,7 @@ class MemoryCommands:
     def create(
         self, identity: Identity, key: RequestKey[A], command: CreateMemory, present: Changed[A]
     ) -> A:
-        with self._memories.remembering_secrets():
+        with self._memories.remembering():
             self._scan_ahead(identity, [command])
             return self._revision_write(
                 identity,
@@ -89,7 +89,7 @@ class MemoryCommands:
                 lambda: present(created, now), tuple(memory.id for memory, _ in created)
             )
 
-        with self._memories.remembering_secrets():
+        with self._memories.remembering():
             self._scan_ahead(identity, commands)
             return self._tx.write(identity, key, work)
 

@@ -11,7 +11,9 @@ when the quote (or, without a quote, the whole evidence) supports it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -411,7 +413,37 @@ def _matches(word: str, support: set[str]) -> bool:
     )
 
 
+# Inside `remembering_groundings()`: answers by (value, quote, evidence text).
+_GROUNDINGS: ContextVar[dict[tuple[str, str, str], str] | None] = ContextVar(
+    "groundings", default=None
+)
+
+
+@contextmanager
+def remembering_groundings() -> Iterator[None]:
+    """Within one call, `grounding` answers the same value, quote and evidence text once: a
+    batch asks before its write transaction (outside SQLite's one writer lock), and the write
+    finds the answers. They live only as long as the call."""
+    token = _GROUNDINGS.set({}) if _GROUNDINGS.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _GROUNDINGS.reset(token)
+
+
 def grounding(value: str, quote: str, evidence_text: str) -> str:
+    """Why the value is not supported by its evidence; '' when it is (see `_grounding`)."""
+    known = _GROUNDINGS.get()
+    if known is None:
+        return _grounding(value, quote, evidence_text)
+    found = known.get((value, quote, evidence_text))
+    if found is None:
+        found = known[(value, quote, evidence_text)] = _grounding(value, quote, evidence_text)
+    return found
+
+
+def _grounding(value: str, quote: str, evidence_text: str) -> str:
     """Why the value is not supported by its evidence; '' when it is.
 
     The support is the quote when one is given (it occurs in the evidence), else the whole

@@ -4,8 +4,8 @@ the change, its supersessions and its idempotency record together."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -223,19 +223,23 @@ class EvidenceResolver:
         return item
 
     def scan_ahead(
-        self, uow: UnitOfWork, identity: Identity, drafts: Sequence[ProvenanceDraft]
+        self, uow: UnitOfWork, identity: Identity, drafts: Sequence[RevisionDraft]
     ) -> None:
         """Asks the secret rule about the transcript messages these drafts cite that the caller
-        may read, for `MemoryUseCases.scan_ahead`. A citation that does not resolve is left to
-        the write, which refuses it naming its field."""
+        may read, and the grounding rule about the value when the user said it, for
+        `MemoryUseCases.scan_ahead`. A citation that does not resolve is left to the write,
+        which refuses it naming its field."""
         for draft in drafts:
-            if draft.evidence.type is not EvidenceType.TRANSCRIPT_MESSAGE:
+            provenance = draft.provenance
+            if provenance.evidence.type is not EvidenceType.TRANSCRIPT_MESSAGE:
                 continue
             try:
-                message = self.message(uow, identity, draft.evidence.ref, "")
+                message = self.message(uow, identity, provenance.evidence.ref, "")
             except DomainError:
                 continue
             self._secrets.kind(message.text)
+            if authority.user_said_it(message.speaker, provenance.method):
+                evidence.grounding(draft.value, provenance.quote, message.text)
 
     def message(self, uow: UnitOfWork, identity: Identity, name: str, field: str) -> Message:
         conversation_id, message_id = names.parse_message(name, field)
@@ -392,23 +396,27 @@ class MemoryUseCases:
         self._schedule_index(uow, memory, now)
         return memory, revision
 
-    def remembering_secrets(self) -> AbstractContextManager[None]:
-        """The secret verdicts made within it are kept for the call: see `scan_ahead`."""
-        return self._secrets.remembering()
+    @contextmanager
+    def remembering(self) -> Iterator[None]:
+        """The secret verdicts and groundings made within it are kept for the call: see
+        `scan_ahead`."""
+        with self._secrets.remembering(), evidence.remembering_groundings():
+            yield
 
     def scan_ahead(
         self, uow: UnitOfWork, identity: Identity, commands: Sequence[CreateMemory]
     ) -> None:
         """Asks the secret rule, in a read transaction before the write, about every text the
-        creates will ask it about (values, quotes, cited messages); inside
-        `remembering_secrets` the write then finds the verdicts made. A message of 32,000
+        creates will ask it about (values, quotes, cited messages), and the grounding rule
+        about the values their cited messages support; inside `remembering` the write then
+        finds the answers made. A message of 32,000
         characters of digit runs costs the card check about a second: checked inside the write,
         a batch citing a hundred held SQLite's one writer, every tenant's, for minutes."""
         _preload_cited(uow, commands)
         for command in commands:
             self._secrets.kind(command.revision.value)
             self._secrets.kind(command.revision.provenance.quote)
-        self._evidence.scan_ahead(uow, identity, [c.revision.provenance for c in commands])
+        self._evidence.scan_ahead(uow, identity, [c.revision for c in commands])
 
     def create_many(
         self, uow: UnitOfWork, identity: Identity, commands: Sequence[CreateMemory], now: datetime

@@ -833,17 +833,20 @@ class SqlTranscriptRepository(TenantScoped):
         return [_message(row) for row in rows]
 
 
-def _message(row: Any) -> Message:
+def _message(found: Any) -> Message:
+    """Columns read through the row's mapping (see `_revision`): a batch of creates reads the
+    message each memory cites inside the write transaction."""
+    row = found._mapping
     return Message(
-        id=row.id,
-        tenant_id=row.tenant_id,
-        conversation_id=row.conversation_id,
-        sequence=row.sequence,
-        speaker=_SPEAKERS[row.speaker],
-        text=row.text,
-        status=_TURN_STATUSES[row.status],
-        author_user_id=row.author_user_id,
-        create_time=row.create_time,
+        id=row["id"],
+        tenant_id=row["tenant_id"],
+        conversation_id=row["conversation_id"],
+        sequence=row["sequence"],
+        speaker=_SPEAKERS[row["speaker"]],
+        text=row["text"],
+        status=_TURN_STATUSES[row["status"]],
+        author_user_id=row["author_user_id"],
+        create_time=row["create_time"],
     )
 
 
