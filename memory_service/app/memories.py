@@ -17,7 +17,7 @@ from memory_service.app.transactions import Answer, RequestKey, Transactions
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import Unavailable
 from memory_service.domain.export import ExportUseCases
-from memory_service.domain.model import Identity, Memory, Revision, utcnow
+from memory_service.domain.model import Identity, Memory, Message, Revision, utcnow
 from memory_service.domain.ports import UnitOfWork
 from memory_service.domain.services import (
     CreateMemory,
@@ -67,10 +67,15 @@ class MemoryCommands:
                 present,
             )
 
-    def _scan_ahead(self, identity: Identity, commands: Sequence[CreateMemory]) -> None:
-        """The secret checks before the write transaction, so its writer lock (one per SQLite
-        database, shared by every tenant) is not held while they run."""
-        self._tx.read(identity, lambda uow: self._memories.scan_ahead(uow, identity, commands))
+    def _scan_ahead(
+        self, identity: Identity, commands: Sequence[CreateMemory]
+    ) -> Sequence[Message]:
+        """The secret and grounding checks before the write transaction, so its writer lock
+        (one per SQLite database, shared by every tenant) is not held while they run; returns
+        the cited messages read, which the write does not read again."""
+        return self._tx.read(
+            identity, lambda uow: self._memories.scan_ahead(uow, identity, commands)
+        )
 
     def batch_create(
         self,
@@ -84,13 +89,13 @@ class MemoryCommands:
 
         def work(uow: UnitOfWork) -> Answer[A]:
             now = utcnow()
-            created = self._memories.create_many(uow, identity, commands, now)
+            created = self._memories.create_many(uow, identity, commands, now, cited)
             return Answer.later(
                 lambda: present(created, now), tuple(memory.id for memory, _ in created)
             )
 
         with self._memories.remembering():
-            self._scan_ahead(identity, commands)
+            cited = self._scan_ahead(identity, commands)
             return self._tx.write(identity, key, work)
 
     def correct(

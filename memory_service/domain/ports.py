@@ -136,8 +136,12 @@ class TranscriptRepository(Protocol):
     def get_message(self, message_id: str) -> Message | None:
         """By its id alone: message ids are unique across the tenant's conversations."""
 
-    def preload_messages(self, message_ids: Collection[str]) -> None:
-        """Reads these messages at once, for a batch that cites them one by one."""
+    def preload_messages(
+        self, message_ids: Collection[str], known: Collection[Message] = ()
+    ) -> None:
+        """Reads these messages at once, for a batch that cites them one by one. `known`:
+        messages of this tenant an earlier transaction read, kept without reading them again
+        (a message never changes once appended, and is never removed)."""
 
     def list_messages(
         self, owner_user_id: str, conversation_id: str, after_sequence: int, limit: int

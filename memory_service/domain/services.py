@@ -224,11 +224,12 @@ class EvidenceResolver:
 
     def scan_ahead(
         self, uow: UnitOfWork, identity: Identity, drafts: Sequence[RevisionDraft]
-    ) -> None:
+    ) -> list[Message]:
         """Asks the secret rule about the transcript messages these drafts cite that the caller
         may read, and the grounding rule about the value when the user said it, for
-        `MemoryUseCases.scan_ahead`. A citation that does not resolve is left to the write,
-        which refuses it naming its field."""
+        `MemoryUseCases.scan_ahead`; returns the messages read. A citation that does not
+        resolve is left to the write, which refuses it naming its field."""
+        read = []
         for draft in drafts:
             provenance = draft.provenance
             if provenance.evidence.type is not EvidenceType.TRANSCRIPT_MESSAGE:
@@ -237,9 +238,11 @@ class EvidenceResolver:
                 message = self.message(uow, identity, provenance.evidence.ref, "")
             except DomainError:
                 continue
+            read.append(message)
             self._secrets.kind(message.text)
             if authority.user_said_it(message.speaker, provenance.method):
                 evidence.grounding(draft.value, provenance.quote, message.text)
+        return read
 
     def message(self, uow: UnitOfWork, identity: Identity, name: str, field: str) -> Message:
         conversation_id, message_id = names.parse_message(name, field)
@@ -405,27 +408,33 @@ class MemoryUseCases:
 
     def scan_ahead(
         self, uow: UnitOfWork, identity: Identity, commands: Sequence[CreateMemory]
-    ) -> None:
+    ) -> Sequence[Message]:
         """Asks the secret rule, in a read transaction before the write, about every text the
         creates will ask it about (values, quotes, cited messages), and the grounding rule
         about the values their cited messages support; inside `remembering` the write then
         finds the answers made. A message of 32,000
         characters of digit runs costs the card check about a second: checked inside the write,
-        a batch citing a hundred held SQLite's one writer, every tenant's, for minutes."""
+        a batch citing a hundred held SQLite's one writer, every tenant's, for minutes.
+        Returns the cited messages it read, for `create_many`."""
         _preload_cited(uow, commands)
         for command in commands:
             self._secrets.kind(command.revision.value)
             self._secrets.kind(command.revision.provenance.quote)
-        self._evidence.scan_ahead(uow, identity, [c.revision for c in commands])
+        return self._evidence.scan_ahead(uow, identity, [c.revision for c in commands])
 
     def create_many(
-        self, uow: UnitOfWork, identity: Identity, commands: Sequence[CreateMemory], now: datetime
+        self,
+        uow: UnitOfWork,
+        identity: Identity,
+        commands: Sequence[CreateMemory],
+        now: datetime,
+        cited: Sequence[Message] = (),
     ) -> Sequence[tuple[Memory, Revision]]:
         """Each command through `create`, in order, in the caller's transaction; the first
         refusal names its item (`requests[i]`). What `create` reads about every item (its
         evidence message, the key's live memory and last deletion, whether its evidence was
-        withdrawn) is read up front."""
-        _preload_cited(uow, commands)
+        withdrawn) is read up front; `cited`: the messages `scan_ahead` read, not read again."""
+        _preload_cited(uow, commands, cited)
         keys = [
             (authority.default_subject(c.scope, identity), c.key, c.key_context) for c in commands
         ]
@@ -950,8 +959,10 @@ class AccessUseCases:
         return uow.grants.list_after(user_id or None, after, limit)
 
 
-def _preload_cited(uow: UnitOfWork, commands: Sequence[CreateMemory]) -> None:
-    """The transcript messages the commands cite, read in one statement."""
+def _preload_cited(
+    uow: UnitOfWork, commands: Sequence[CreateMemory], known: Sequence[Message] = ()
+) -> None:
+    """The transcript messages the commands cite, read in one statement (but those `known`)."""
     cited = []
     for command in commands:
         ref = command.revision.provenance.evidence
@@ -959,4 +970,4 @@ def _preload_cited(uow: UnitOfWork, commands: Sequence[CreateMemory]) -> None:
             parsed = names.MESSAGE.match(ref.ref)
             if parsed is not None:
                 cited.append(parsed[1])
-    uow.transcript.preload_messages(cited)
+    uow.transcript.preload_messages(cited, known)

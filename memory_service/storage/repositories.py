@@ -702,9 +702,16 @@ class SqlTranscriptRepository(TenantScoped):
         super().__init__(session, tenant_id)
         self._known: dict[str, Message | None] = {}
 
-    def preload_messages(self, message_ids: Collection[str]) -> None:
+    def preload_messages(
+        self, message_ids: Collection[str], known: Collection[Message] = ()
+    ) -> None:
         """Reads these messages in one statement; `get_message` then answers them (and the
-        missing ones) without another. Messages never change once appended."""
+        missing ones) without another. Messages never change once appended and are never
+        removed, so those `known` from an earlier read of this tenant are not read again
+        (only found ones: a message missing then may have been appended since)."""
+        for message in known:
+            if message.tenant_id == self._tenant_id:
+                self._known.setdefault(message.id, message)
         wanted = sorted(set(message_ids) - self._known.keys())
         for ids in chunks(wanted, IN_CLAUSE_CHUNK):
             self._known.update(dict.fromkeys(ids))

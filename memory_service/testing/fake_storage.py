@@ -341,7 +341,9 @@ class FakeTranscriptRepository:
         for message in messages:
             self._t.messages[message.id] = message
 
-    def preload_messages(self, message_ids: Collection[str]) -> None:
+    def preload_messages(
+        self, message_ids: Collection[str], known: Collection[Message] = ()
+    ) -> None:
         """Nothing to read ahead: every message is at hand."""
 
     def get_message(self, message_id: str) -> Message | None:
