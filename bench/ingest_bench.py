@@ -25,7 +25,8 @@ from crmmem.memory.v1 import memory_service_pb2 as svc
 from crmmem.memory.v1 import transcript_service_pb2 as tr
 
 from bench.common import emit, start_memory_service
-from bench.recall_bench import index_lags, memory_text, start_sidecar, watch_index
+from bench.corpus import memory_text
+from bench.recall_bench import index_lags, start_sidecar, watch_index
 from bench.recall_under_ingest import points
 from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess
 
@@ -34,14 +35,26 @@ BUDGET = {"one_client_per_s": 400, "four_clients_per_s": 1000, "index_lag_p95_ms
 
 
 def cpu_seconds(server: ServerProcess) -> float | None:
-    """User + system CPU time the server process has used so far (Linux /proc), None elsewhere:
-    on a shared machine CPU per memory says more than wall-clock rates."""
+    """User + system CPU time the server process and its live child processes (the sidecar's
+    index workers) have used so far (Linux /proc), None elsewhere: on a shared machine CPU per
+    memory says more than wall-clock rates."""
     try:
-        with open(f"/proc/{server.process.pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
+        return _tree_cpu(server.process.pid)
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    spent = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as children:
+                spent += sum(_tree_cpu(int(child)) for child in children.read().split())
+        except OSError:
+            continue  # a thread or child that ended meanwhile
+    return spent
 
 
 def cpu_per_memory(
@@ -198,7 +211,11 @@ def ingest_bench(
                 lag = sustained(paced, sidecar, rate, sustain_seconds, batch)
                 # until the index held every memory: each memory's whole cost in both halves
                 lag["cpu_ms_per_memory"] = cpu_per_memory(servers, before, lag["memories"])
+                before = {name: cpu_seconds(server) for name, server in servers.items()}
                 one = throughput([Writer(memory.client("bench-one", "olga"), "one", 2)], seconds)
+                # committed memories only: the sidecar is still indexing them when this is read
+                one["cpu_ms_per_memory"] = cpu_per_memory(servers, before, one["memories"])
+                before = {name: cpu_seconds(server) for name, server in servers.items()}
                 four = throughput(
                     [
                         Writer(memory.client(f"bench-four-{i}", f"user-{i}"), f"four-{i}", 10 + i)
@@ -206,6 +223,7 @@ def ingest_bench(
                     ],
                     seconds,
                 )
+                four["cpu_ms_per_memory"] = cpu_per_memory(servers, before, four["memories"])
                 load_after = os.getloadavg()
             finally:
                 memory.stop()
