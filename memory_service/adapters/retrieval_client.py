@@ -42,10 +42,12 @@ HEALTH_CHECK_TIMEOUT = 1.0
 # in a row missing their timeout mean a stuck process (SIGSTOP, a wedged event loop), which
 # callers without a deadline of their own would otherwise each wait a full search timeout for.
 HUNG_AFTER_MISSED_CHECKS = 2
-# A search that missed its deadline while the health check has gone this long unanswered means
-# the sidecar answers nothing at all (a hung process), not that a busy machine answered late:
-# the breaker opens then, instead of a second of callers each waiting out their search.
-SILENT_HEALTH_SECONDS = 0.25
+# A search that missed its deadline while the health check (answered in milliseconds off the
+# model thread, and sent at once after a miss) has gone this long unanswered means the sidecar
+# answers nothing at all (a hung process), not that a busy machine answered late: the breaker
+# opens then, instead of a second of callers each waiting out their search. A busy machine
+# mistaken for a hang costs the recalls until that check answers SERVING.
+SILENT_HEALTH_SECONDS = 0.15
 # Codes that say the sidecar (not one item) is the problem: index writes then wait for it.
 UNREACHABLE = frozenset(
     {
@@ -189,6 +191,9 @@ class RetrievalClient:
         # A search opened the breaker on a silent health check: the next SERVING lets the trial
         # through at once (a busy machine, not a hung sidecar, costs a poll's worth of recall).
         self._tripped_by_search = False
+        # A search missed its deadline since the health check last answered.
+        self._missed_since_check = False
+        self._check_now = threading.Event()  # a search missed: ask the health check at once
         self._closed = threading.Event()
         self._watcher = threading.Thread(target=self._watch, name="sidecar-health", daemon=True)
 
@@ -205,7 +210,11 @@ class RetrievalClient:
         self._watcher.start()
 
     def refusal(self) -> str | None:
-        """Why a search would be refused now without trying, else None."""
+        """Why a search would be refused now without trying, else None. A search already
+        missed its deadline and the health check has gone unanswered since: the sidecar answers
+        nothing, so this caller is not sent to wait for it too."""
+        if self._missed_since_check and self._health_silent():
+            self._trip_silent()
         if self.breaker.refuses():
             return BREAKER_OPEN
         return None
@@ -250,16 +259,22 @@ class RetrievalClient:
             slow = code is grpc.StatusCode.DEADLINE_EXCEEDED
             if not (slow and cut_by_caller) or self.breaker.is_open:  # a trial always counts
                 self.breaker.record(Outcome.SLOW if slow else Outcome.FAILED)
-            if slow and self._health_silent():
-                if not self._tripped_by_search:
-                    log.warning("a search and the health check both unanswered: sidecar hung")
-                self._tripped_by_search = True
-                self.breaker.trip()
+            if slow:
+                self._missed_since_check = True
+                self._check_now.set()
+                if self._health_silent():
+                    self._trip_silent()
             raise SearchUnavailable(f"search failed: {code.name if code else error}") from error
         self.breaker.record(Outcome.OK)
         # A sidecar answering more than it was asked for gets no more database work than the
         # limit: every candidate is loaded and checked against the records.
         return [Candidate(c.id, c.score, c.revision_number) for c in reply.candidates[:limit]]
+
+    def _trip_silent(self) -> None:
+        if not self._tripped_by_search:
+            log.warning("a search and the health check both unanswered: sidecar hung")
+        self._tripped_by_search = True
+        self.breaker.trip()
 
     def _health_silent(self) -> bool:
         sent = self._check_sent
@@ -275,7 +290,11 @@ class RetrievalClient:
         request = health_pb2.HealthCheckRequest(service=SIDECAR_SERVICE)
         serving = False
         missed = 0
-        while not self._closed.wait(HEALTH_POLL_SECONDS):
+        while True:
+            self._check_now.wait(HEALTH_POLL_SECONDS)
+            self._check_now.clear()
+            if self._closed.is_set():
+                return
             try:
                 self._check_sent = time.monotonic()
                 try:
@@ -283,6 +302,7 @@ class RetrievalClient:
                 finally:
                     self._check_sent = None
                 missed = 0
+                self._missed_since_check = False
             except grpc.RpcError as error:
                 code = error.code() if isinstance(error, grpc.Call) else None
                 if code is grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -377,6 +397,7 @@ class RetrievalClient:
 
     def close(self) -> None:
         self._closed.set()
+        self._check_now.set()
         self._raw_channel.close()
         if self._watcher.is_alive():
             self._watcher.join(timeout=2)

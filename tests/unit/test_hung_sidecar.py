@@ -92,3 +92,17 @@ def test_late_searches_of_a_sidecar_that_answers_its_health_keep_recall_on(
         with pytest.raises(SearchUnavailable, match="DEADLINE_EXCEEDED"):
             client.search("t-1", "meetings", 10, [], time.monotonic() + 0.1)
     assert client.refusal() is None
+
+
+def test_once_a_search_missed_and_the_health_check_is_silent_no_caller_waits(
+    sidecar: tuple[_StandIn, RetrievalClient],
+) -> None:
+    stand_in, client = sidecar
+    for _ in range(15):
+        client.search("t-1", "meetings", 10, [], time.monotonic() + 1)
+    time.sleep(0.3)
+    stand_in.hung.set()
+    with pytest.raises(SearchUnavailable, match="DEADLINE_EXCEEDED"):
+        client.search("t-1", "meetings", 10, [], time.monotonic() + 0.05)
+    time.sleep(0.5)  # the health check sent since has had no answer for 250 ms or more
+    assert client.refusal() is not None
