@@ -21,6 +21,13 @@ HIT_FIELDS = ["memory_id", "version", "revision_number"]
 POINT_NAMESPACE = uuid.UUID("6f1c2a4e-3b7d-5e8f-9a0b-1c2d3e4f5a6b")
 DENSE = "dense"
 SPARSE = "bm25"
+# A deleted memory's point becomes a deletion marker: the same point id and order (version,
+# revision) with no vectors, so no search finds it, and `deleted` set, so no count does. The
+# upsert guard then refuses a late write at or below that order, as it would had the point
+# stayed (an upsert the client gave up on, applied after the delete), while a later version
+# (a restore that extends the memory) replaces the marker. Markers are points of the shard:
+# they persist and are copied with it, and a tenant's deletion removes them with the rest.
+DELETED = "deleted"
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,18 @@ class IndexPoint:
         }
 
 
+def deletion_marker(tenant_id: str, memory_id: str, stored: dict[str, object]) -> dict[str, object]:
+    """The payload of a deleted point: its ids and order, nothing of the memory's text or
+    scope."""
+    return {
+        "memory_id": memory_id,
+        "tenant_id": tenant_id,
+        "version": int(str(stored.get("version", 0))),
+        "revision_number": int(str(stored.get("revision_number", 0))),
+        DELETED: True,
+    }
+
+
 @dataclass(frozen=True)
 class Hit:
     id: str
@@ -65,7 +84,9 @@ class VectorIndex(Protocol):
     def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
         """Writes points whose version is newer than the stored one; returns (written, stale)."""
 
-    def delete(self, tenant_id: str, ids: Sequence[str]) -> None: ...
+    def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
+        """Replaces each point with its deletion marker (`DELETED`)."""
+
     def delete_tenant(self, tenant_id: str) -> None: ...
     def search(
         self, tenant_id: str, vector: list[float], limit: int, scopes: Sequence[ScopeSelector]
@@ -88,7 +109,7 @@ class VectorIndex(Protocol):
         """The dense and the sparse list in one call to the engine."""
 
     def count(self, tenant_id: str = "") -> int:
-        """Points in the index, or of one tenant."""
+        """Points in the index, or of one tenant; deletion markers are not counted."""
 
     def close(self) -> None: ...
 

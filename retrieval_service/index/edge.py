@@ -12,12 +12,14 @@ from typing import Any
 import qdrant_edge as qe
 
 from retrieval_service.index import (
+    DELETED,
     DENSE,
     HIT_FIELDS,
     SPARSE,
     Hit,
     IndexPoint,
     ScopeSelector,
+    deletion_marker,
     hit,
     point_id,
 )
@@ -89,6 +91,8 @@ class EdgeIndex:
         config = edge_config(dimensions, sparse_idf, optimize_points or OPTIMIZE_POINTS)
         if (path / "edge_config.json").exists() or any(path.glob("segments*")):
             self._shard = qe.EdgeShard.load(str(path), config)
+            if DELETED not in self._shard.info().payload_schema:  # a shard from before markers
+                self._index_markers()
             if optimize_points:
                 self._shard.optimize()
         else:
@@ -108,6 +112,14 @@ class EdgeIndex:
             )
         self._shard.update(
             qe.UpdateOperation.create_field_index("version", qe.PayloadSchemaType.Integer)
+        )
+        self._index_markers()
+
+    def _index_markers(self) -> None:
+        """Counts skip deletion markers through this index: without it every count reads the
+        payload of every point (38 ms of CPU at 20,000 points, 1.5 ms with it)."""
+        self._shard.update(
+            qe.UpdateOperation.create_field_index(DELETED, qe.PayloadSchemaType.Bool)
         )
 
     def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
@@ -182,19 +194,25 @@ class EdgeIndex:
         return bool(self._shard.optimize())
 
     def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
+        """Each point of the tenant is overwritten by its deletion marker, under the lock, so
+        no write lands between the read of its order and the marker."""
         if not ids:
             return
+        names = {point_id(tenant_id, i): i for i in ids}
         with self._lock:
-            self._shard.update(
-                qe.UpdateOperation.delete_points_by_filter(
-                    qe.Filter(
-                        must=[
-                            _match("tenant_id", tenant_id),
-                            qe.HasIdCondition({point_id(tenant_id, i) for i in ids}),
-                        ]
-                    )
+            markers = [
+                qe.Point(str(record.id), {}, deletion_marker(tenant_id, names[key], payload))
+                for record in self._shard.retrieve(
+                    list(names),
+                    with_payload=["tenant_id", "version", "revision_number", DELETED],
+                    with_vector=False,
                 )
-            )
+                if (key := str(record.id)) in names
+                and (payload := record.payload or {}).get("tenant_id") == tenant_id
+                and not payload.get(DELETED)
+            ]
+            if markers:
+                self._shard.update(qe.UpdateOperation.upsert_points(markers))
             self._flush_if_due()
 
     def delete_tenant(self, tenant_id: str) -> None:
@@ -250,10 +268,16 @@ class EdgeIndex:
 
     def count(self, tenant_id: str = "") -> int:
         if not tenant_id:
-            return int(self._shard.info().points_count)
+            markers = self._shard.count(
+                qe.CountRequest(filter=qe.Filter(must_not=[_live()]), exact=True)
+            )
+            return int(self._shard.info().points_count) - int(markers)
         return int(
             self._shard.count(
-                qe.CountRequest(filter=qe.Filter(must=[_match("tenant_id", tenant_id)]), exact=True)
+                qe.CountRequest(
+                    filter=qe.Filter(must=[_match("tenant_id", tenant_id), _live()]),
+                    exact=True,
+                )
             )
         )
 
@@ -287,6 +311,11 @@ def _older(version: int, revision: int) -> qe.Filter:
             ),
         ]
     )
+
+
+def _live() -> qe.IsEmptyCondition:
+    """Not a deletion marker."""
+    return qe.IsEmptyCondition(DELETED)
 
 
 def _match(key: str, value: str) -> qe.FieldCondition:

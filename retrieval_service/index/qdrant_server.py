@@ -9,12 +9,14 @@ from typing import Any
 from qdrant_client import QdrantClient, models
 
 from retrieval_service.index import (
+    DELETED,
     DENSE,
     HIT_FIELDS,
     SPARSE,
     Hit,
     IndexPoint,
     ScopeSelector,
+    deletion_marker,
     hit,
     point_id,
 )
@@ -57,6 +59,9 @@ class QdrantClientIndex:
             for field in ("scope_type", "scope_id"):
                 client.create_payload_index(collection, field, models.PayloadSchemaType.KEYWORD)
             client.create_payload_index(collection, "version", models.PayloadSchemaType.INTEGER)
+        if DELETED not in (client.get_collection(collection).payload_schema or {}):
+            # Counts skip deletion markers through it (a collection from before markers too).
+            client.create_payload_index(collection, DELETED, models.PayloadSchemaType.BOOL)
 
     @classmethod
     def connect(
@@ -154,15 +159,38 @@ class QdrantClientIndex:
         return len(fresh), len(points) - len(fresh)
 
     def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
-        if ids:
-            self._client.delete(
+        """Each point of the tenant is overwritten by its deletion marker, at the order read
+        (a point of another tenant is never written over)."""
+        if not ids:
+            return
+        names = {point_id(tenant_id, i): i for i in ids}
+        markers = [
+            models.PointStruct(
+                id=str(record.id),
+                vector={},
+                payload=deletion_marker(tenant_id, names[key], payload),
+            )
+            for record in self._client.retrieve(
                 self._collection,
-                models.Filter(
-                    must=[
-                        _match("tenant_id", tenant_id),
-                        models.HasIdCondition(has_id=[point_id(tenant_id, i) for i in ids]),
-                    ]
-                ),
+                list(names),
+                with_payload=["tenant_id", "version", "revision_number", DELETED],
+                with_vectors=False,
+            )
+            if (key := str(record.id)) in names
+            and (payload := record.payload or {}).get("tenant_id") == tenant_id
+            and not payload.get(DELETED)
+        ]
+        if markers:
+            self._client.batch_update_points(
+                self._collection,
+                [
+                    models.UpsertOperation(
+                        upsert=models.PointsList(
+                            points=markers,
+                            update_filter=models.Filter(must=[_match("tenant_id", tenant_id)]),
+                        )
+                    )
+                ],
             )
 
     def delete_tenant(self, tenant_id: str) -> None:
@@ -206,7 +234,8 @@ class QdrantClientIndex:
         ]
 
     def count(self, tenant_id: str = "") -> int:
-        only = models.Filter(must=[_match("tenant_id", tenant_id)]) if tenant_id else None
+        live = models.IsEmptyCondition(is_empty=models.PayloadField(key=DELETED))
+        only = models.Filter(must=[_match("tenant_id", tenant_id), live] if tenant_id else [live])
         return int(self._client.count(self._collection, count_filter=only, exact=True).count)
 
     def close(self) -> None:
