@@ -179,13 +179,20 @@ class RetrievalServicer(pb_grpc.RetrievalServiceServicer):
                     raise BadField(f"ids[{index}]", "must be 32 hex characters")
             if request.all_of_tenant and request.ids:
                 raise BadField("ids", "must be empty with all_of_tenant")
+            if request.versions and len(request.versions) != len(request.ids):
+                raise BadField("versions", "must be empty or one per id")
+            for index, version in enumerate(request.versions):
+                if not 0 <= version <= MAX_VERSION:
+                    raise BadField(f"versions[{index}]", f"must be between 0 and {MAX_VERSION}")
         except BadField as error:
             await _abort(context, error)
         with tracer.start_as_current_span("vector.delete"):
             if request.all_of_tenant:
                 await self._run(self._index.delete_tenant, tenant)
             else:
-                await self._run(self._index.delete, tenant, list(request.ids))
+                await self._run(
+                    self._index.delete, tenant, list(request.ids), list(request.versions)
+                )
         return pb.DeleteDocumentsResponse(requested_count=len(request.ids))
 
     async def Search(

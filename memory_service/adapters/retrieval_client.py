@@ -375,10 +375,16 @@ class RetrievalClient:
             self._write(self._stub.UpsertDocuments, request, deadline)
 
     def delete(
-        self, tenant_id: str, memory_ids: Sequence[str], deadline: float | None = None
+        self,
+        tenant_id: str,
+        memory_ids: Sequence[str],
+        deadline: float | None = None,
+        versions: Sequence[int] = (),
     ) -> None:
         if memory_ids:
-            request = pb.DeleteDocumentsRequest(tenant_id=tenant_id, ids=list(memory_ids))
+            request = pb.DeleteDocumentsRequest(
+                tenant_id=tenant_id, ids=list(memory_ids), versions=list(versions)
+            )
             self._write(self._stub.DeleteDocuments, request, deadline)
 
     def delete_tenant(self, tenant_id: str, deadline: float | None = None) -> None:

@@ -72,8 +72,16 @@ class IndexSink(Protocol):
 
     def upsert(self, documents: Sequence[IndexDocument], deadline: float | None = None) -> None: ...
     def delete(
-        self, tenant_id: str, memory_ids: Sequence[str], deadline: float | None = None
-    ) -> None: ...
+        self,
+        tenant_id: str,
+        memory_ids: Sequence[str],
+        deadline: float | None = None,
+        versions: Sequence[int] = (),
+    ) -> None:
+        """`versions`: each memory's version as read (0 for a memory no longer stored); the
+        index refuses a later upsert of a lower one (a write sent before this removal and
+        applied after it)."""
+
     def delete_tenant(self, tenant_id: str, deadline: float | None = None) -> None: ...
 
 
@@ -85,7 +93,7 @@ class _Batch:
     claimed: int  # with the tenant items
     deadline: float
     documents: list[IndexDocument] = field(default_factory=list)
-    removals: dict[str, list[str]] = field(default_factory=dict)
+    removals: dict[str, dict[str, int]] = field(default_factory=dict)  # id -> version read
     lags: list[float] = field(default_factory=list)  # seconds from each change to its write
 
     @property
@@ -285,7 +293,9 @@ class OutboxWorker:
             span.set_attribute("crmmem.outbox.items", len(batch.items))
             try:
                 for tenant_id, removals in batch.removals.items():
-                    self._sink.delete(tenant_id, removals, batch.deadline)
+                    self._sink.delete(
+                        tenant_id, list(removals), batch.deadline, versions=list(removals.values())
+                    )
                 if batch.documents:
                     # One upsert across tenants: the embedder batches, and each document
                     # carries its own tenant, so nothing mixes.
@@ -362,12 +372,12 @@ class OutboxWorker:
         # sees took its start from a clock read before it committed. On a clock read before,
         # the new version would go out with the old revision's text.
         now = utcnow()
-        removals = []
+        removals = {}
         for memory_id in ids:
             memory = memories.get(memory_id)
             document = index_document(memory, now) if memory is not None else None
             if document is None:
-                removals.append(memory_id)
+                removals[memory_id] = memory.version if memory is not None else 0
             else:
                 batch.documents.append(document)
         if removals:

@@ -52,16 +52,42 @@ class IndexPoint:
         }
 
 
-def deletion_marker(tenant_id: str, memory_id: str, stored: dict[str, object]) -> dict[str, object]:
-    """The payload of a deleted point: its ids and order, nothing of the memory's text or
-    scope."""
-    return {
-        "memory_id": memory_id,
-        "tenant_id": tenant_id,
-        "version": int(str(stored.get("version", 0))),
-        "revision_number": int(str(stored.get("revision_number", 0))),
-        DELETED: True,
-    }
+def markers(
+    tenant_id: str,
+    ids: Sequence[str],
+    versions: Sequence[int],
+    stored: dict[str, dict[str, object]],
+) -> dict[str, dict[str, object]]:
+    """The deletion markers to write, by point id: `stored` holds the payloads read for the
+    points of `ids`. The marker takes the higher of the point's order and (version sent, 0): a
+    deletion writes a new version of the memory, so no upsert of the text deleted is as high;
+    a memory with no revision applying now and one that applies later at the same version
+    gets a higher revision then. A point of another tenant, or already a marker, is left."""
+    found: dict[str, dict[str, object]] = {}
+    for position, memory_id in enumerate(ids):
+        key = point_id(tenant_id, memory_id)
+        sent = (versions[position] if position < len(versions) else 0, 0)
+        payload = stored.get(key)
+        if payload is not None and payload.get("tenant_id") != tenant_id:
+            continue
+        held = (
+            (int(str(payload.get("version", 0))), int(str(payload.get("revision_number", 0))))
+            if payload is not None
+            else (0, 0)
+        )
+        if payload is None and sent[0] <= 0:
+            continue  # nothing to remove, nothing to hold
+        if payload is not None and payload.get(DELETED) and held >= sent:
+            continue
+        version, revision = max(held, sent)
+        found[key] = {
+            "memory_id": memory_id,
+            "tenant_id": tenant_id,
+            "version": version,
+            "revision_number": revision,
+            DELETED: True,
+        }
+    return found
 
 
 @dataclass(frozen=True)
@@ -84,8 +110,10 @@ class VectorIndex(Protocol):
     def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
         """Writes points whose version is newer than the stored one; returns (written, stale)."""
 
-    def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
-        """Replaces each point with its deletion marker (`DELETED`)."""
+    def delete(self, tenant_id: str, ids: Sequence[str], versions: Sequence[int] = ()) -> None:
+        """Replaces each point with its deletion marker (`DELETED`), at the point's order or
+        the memory's version sent for it (`versions`, by position; 0 for none), whichever is
+        higher; with a version, an id the index lacks gets a marker too (see `markers`)."""
 
     def delete_tenant(self, tenant_id: str) -> None: ...
     def search(

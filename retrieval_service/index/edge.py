@@ -19,8 +19,8 @@ from retrieval_service.index import (
     Hit,
     IndexPoint,
     ScopeSelector,
-    deletion_marker,
     hit,
+    markers,
     point_id,
 )
 from retrieval_service.lexical import SparseTerms
@@ -193,26 +193,26 @@ class EdgeIndex:
         self._pending = 0
         return bool(self._shard.optimize())
 
-    def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
-        """Each point of the tenant is overwritten by its deletion marker, under the lock, so
+    def delete(self, tenant_id: str, ids: Sequence[str], versions: Sequence[int] = ()) -> None:
+        """Each point is overwritten by its deletion marker (`markers`), under the lock, so
         no write lands between the read of its order and the marker."""
         if not ids:
             return
-        names = {point_id(tenant_id, i): i for i in ids}
         with self._lock:
-            markers = [
-                qe.Point(str(record.id), {}, deletion_marker(tenant_id, names[key], payload))
+            stored = {
+                str(record.id): record.payload or {}
                 for record in self._shard.retrieve(
-                    list(names),
+                    [point_id(tenant_id, i) for i in ids],
                     with_payload=["tenant_id", "version", "revision_number", DELETED],
                     with_vector=False,
                 )
-                if (key := str(record.id)) in names
-                and (payload := record.payload or {}).get("tenant_id") == tenant_id
-                and not payload.get(DELETED)
+            }
+            written = [
+                qe.Point(key, {}, payload)
+                for key, payload in markers(tenant_id, ids, versions, stored).items()
             ]
-            if markers:
-                self._shard.update(qe.UpdateOperation.upsert_points(markers))
+            if written:
+                self._shard.update(qe.UpdateOperation.upsert_points(written))
             self._flush_if_due()
 
     def delete_tenant(self, tenant_id: str) -> None:

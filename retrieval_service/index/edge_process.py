@@ -247,9 +247,9 @@ class EdgeProcessIndex:
             self._maybe_optimize()
             return int(written), int(stale)
 
-    def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
+    def delete(self, tenant_id: str, ids: Sequence[str], versions: Sequence[int] = ()) -> None:
         with self._write:
-            self._write_call("delete", tenant_id, list(ids))
+            self._write_call("delete", tenant_id, list(ids), list(versions))
 
     def delete_tenant(self, tenant_id: str) -> None:
         with self._write:

@@ -16,8 +16,8 @@ from retrieval_service.index import (
     Hit,
     IndexPoint,
     ScopeSelector,
-    deletion_marker,
     hit,
+    markers,
     point_id,
 )
 from retrieval_service.lexical import SparseTerms
@@ -158,35 +158,32 @@ class QdrantClientIndex:
             )
         return len(fresh), len(points) - len(fresh)
 
-    def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
-        """Each point of the tenant is overwritten by its deletion marker, at the order read
-        (a point of another tenant is never written over)."""
+    def delete(self, tenant_id: str, ids: Sequence[str], versions: Sequence[int] = ()) -> None:
+        """Each point is overwritten by its deletion marker (`markers`); a point of another
+        tenant is never written over."""
         if not ids:
             return
-        names = {point_id(tenant_id, i): i for i in ids}
-        markers = [
-            models.PointStruct(
-                id=str(record.id),
-                vector={},
-                payload=deletion_marker(tenant_id, names[key], payload),
-            )
+        stored = {
+            str(record.id): record.payload or {}
             for record in self._client.retrieve(
                 self._collection,
-                list(names),
+                [point_id(tenant_id, i) for i in ids],
                 with_payload=["tenant_id", "version", "revision_number", DELETED],
                 with_vectors=False,
             )
-            if (key := str(record.id)) in names
-            and (payload := record.payload or {}).get("tenant_id") == tenant_id
-            and not payload.get(DELETED)
+        }
+        written = [
+            models.PointStruct(id=key, vector={}, payload=payload)
+            for key, payload in markers(tenant_id, ids, versions, stored).items()
         ]
-        if markers:
+        if written:
             self._client.batch_update_points(
                 self._collection,
                 [
                     models.UpsertOperation(
                         upsert=models.PointsList(
-                            points=markers,
+                            points=written,
+                            # Updates match it, absent points are inserted.
                             update_filter=models.Filter(must=[_match("tenant_id", tenant_id)]),
                         )
                     )

@@ -109,3 +109,33 @@ def test_a_delete_made_while_the_copy_is_optimised_keeps_its_marker(tmp_path: Pa
         assert index.search("t1", vector(7), 1, [])[0].id != f"{7:032x}"
     finally:
         index.close()
+
+
+def test_the_version_sent_with_a_delete_refuses_any_lower_upsert(index: VectorIndex) -> None:
+    """A correction (version 2) sent before the delete (version 3) and applied after it, over
+    a point indexed at version 1, or for an id the index never held: the marker holds the
+    version the deletion wrote, so neither comes back; version 0 (a memory no longer stored)
+    keeps the order of the point removed."""
+    held, never = f"{7:032x}", f"{8:032x}"
+    index.upsert([IndexPoint(held, "t1", 1, 1, "USER", "u1", vector(7))])
+    index.delete("t1", [held, never], [3, 3])
+    late = [IndexPoint(m, "t1", 2, 2, "USER", "u1", vector(n)) for n, m in ((7, held), (8, never))]
+    assert index.upsert(late) == (0, 2)
+    assert index.count("t1") == index.count() == 0
+    assert not index.search("t1", vector(7), 5, [])
+    assert not index.search("t1", vector(8), 5, [])
+    index.delete("t1", [held], [0])  # a lower marker never lowers the one held
+    assert index.upsert(late[:1]) == (0, 1)
+    assert index.upsert([IndexPoint(held, "t1", 4, 1, "USER", "u1", vector(7))]) == (1, 0)
+    assert index.count("t1") == 1
+
+
+def test_a_memory_with_no_revision_applying_is_indexed_when_one_applies(
+    index: VectorIndex,
+) -> None:
+    """Removed at its version while no revision applies, the memory is indexed again at that
+    same version when a revision starts to apply (`revision_number` >= 1)."""
+    memory = f"{7:032x}"
+    index.delete("t1", [memory], [5])
+    assert index.upsert([IndexPoint(memory, "t1", 5, 2, "USER", "u1", vector(7))]) == (1, 0)
+    assert index.search("t1", vector(7), 5, [])[0].revision_number == 2

@@ -58,7 +58,11 @@ class Sink:
         raise AssertionError("nothing to upsert")
 
     def delete(
-        self, tenant_id: str, memory_ids: Sequence[str], deadline: float | None = None
+        self,
+        tenant_id: str,
+        memory_ids: Sequence[str],
+        deadline: float | None = None,
+        versions: Sequence[int] = (),
     ) -> None:
         self.calls += 1
         assert deadline is not None
@@ -182,7 +186,11 @@ class HeldSink(Sink):
         self._lock = threading.Lock()
 
     def delete(
-        self, tenant_id: str, memory_ids: Sequence[str], deadline: float | None = None
+        self,
+        tenant_id: str,
+        memory_ids: Sequence[str],
+        deadline: float | None = None,
+        versions: Sequence[int] = (),
     ) -> None:
         with self._lock:
             self.calls += 1
