@@ -137,7 +137,10 @@ def wait(client: Client, batch: imp_pb.ImportBatch, timeout: float = 3600) -> im
 
 
 def timed_import(
-    client: Client, archive: bytes, fmt: int, mode: int = 0
+    client: Client,
+    archive: bytes,
+    fmt: imp_pb.ArchiveFormat.ValueType,
+    mode: imp_pb.RestoreMode.ValueType = imp_pb.RESTORE_MODE_UNSPECIFIED,
 ) -> tuple[imp_pb.ImportBatch, float]:
     started = time.perf_counter()
     batch = client.imports.CreateImportBatch(
@@ -161,7 +164,11 @@ def timed_restore(admin: Client, restorer: Client, export: bytes) -> tuple[int, 
         part += line + b"\n"
         if len(part) >= PART_BYTES or index == len(lines) - 1:
             first = restored == 0 and seconds == 0.0
-            client, mode = (admin, 0) if first else (restorer, imp_pb.RESTORE_MODE_MERGE)
+            client, mode = (
+                (admin, imp_pb.RESTORE_MODE_UNSPECIFIED)
+                if first
+                else (restorer, imp_pb.RESTORE_MODE_MERGE)
+            )
             fmt = imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT
             batch, took = timed_import(client, bytes(part), fmt, mode)
             restored += batch.accepted_count

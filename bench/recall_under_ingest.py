@@ -22,7 +22,8 @@ from crmmem.memory.v1 import transcript_service_pb2 as tr
 from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 
 from bench.common import emit, start_memory_service, summary_ms
-from bench.recall_bench import QUERIES, memory_text, start_sidecar
+from bench.corpus import QUERIES, memory_text
+from bench.recall_bench import start_sidecar
 from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess, sidecar_stub
 
 

@@ -22,7 +22,8 @@ from crmmem.memory.v1 import memory_service_pb2 as svc
 
 from bench.common import emit, start_memory_service, summary_ms
 from bench.context_bench import remember
-from bench.recall_bench import QUERIES, memory_text, start_sidecar
+from bench.corpus import QUERIES, memory_text
+from bench.recall_bench import start_sidecar
 from memory_service.workers.usage import UsageRecorder
 from tests.support.servers import TEST_JWT_SECRET, Client
 

@@ -81,8 +81,8 @@ class RenewingToken:
 
 
 class _MetadataInterceptor(
-    grpc.UnaryUnaryClientInterceptor,  # type: ignore[misc]
-    grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
+    grpc.UnaryUnaryClientInterceptor,  # type: ignore[type-arg]
+    grpc.UnaryStreamClientInterceptor,  # type: ignore[type-arg]
 ):
     """Adds one metadata entry to every call; a callable value is asked again on each call."""
 
