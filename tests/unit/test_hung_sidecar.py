@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
 
@@ -16,8 +16,10 @@ from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
 from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from memory_service.adapters import retrieval_client
 from memory_service.adapters.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.domain.ports import SearchUnavailable
+from tests.support.polling import eventually
 
 
 class _StandIn(pb_grpc.RetrievalServiceServicer, health_pb2_grpc.HealthServicer):  # type: ignore[misc]
@@ -26,6 +28,7 @@ class _StandIn(pb_grpc.RetrievalServiceServicer, health_pb2_grpc.HealthServicer)
     def __init__(self) -> None:
         self.hung = threading.Event()
         self.released = threading.Event()
+        self.seen_serving = threading.Event()  # the client's health poll has seen SERVING
         self.search_delay = 0.0
 
     def Search(self, request: pb.SearchRequest, context: Any) -> pb.SearchResponse:
@@ -49,6 +52,7 @@ def sidecar() -> Iterator[tuple[_StandIn, RetrievalClient]]:
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     client = RetrievalClient(f"127.0.0.1:{port}", "s" * 32, 5.0, CircuitBreaker())
+    client.on_serving(stand_in.seen_serving.set)
     client.start()
     try:
         yield stand_in, client
@@ -56,6 +60,19 @@ def sidecar() -> Iterator[tuple[_StandIn, RetrievalClient]]:
         stand_in.released.set()
         client.close()
         server.stop(0)
+
+
+def silent_since_the_miss(client: RetrievalClient) -> Callable[[], bool]:
+    """A health check sent after the missed search has gone unanswered for the silent
+    interval (the client's own record of when its check went out)."""
+
+    def silent() -> bool:
+        sent = client._check_sent
+        return (
+            sent is not None and time.monotonic() - sent >= retrieval_client.SILENT_HEALTH_SECONDS
+        )
+
+    return silent
 
 
 def searches_until_refused(client: RetrievalClient, limit: int, deadline: float) -> int:
@@ -74,7 +91,7 @@ def test_a_hung_sidecar_opens_the_breaker_after_a_few_searches(
     stand_in, client = sidecar
     for _ in range(15):  # a window of answered searches, as before any hang
         assert client.search("t-1", "meetings", 10, [], time.monotonic() + 1) == []
-    time.sleep(0.3)  # the health poll has seen it SERVING
+    assert stand_in.seen_serving.wait(10), "the health poll never saw SERVING"
     stand_in.hung.set()
     # Before: the window's answers kept it closed until the health poll's two missed checks
     # (about 2.4 s, some 16 searches of 150 ms each).
@@ -100,9 +117,11 @@ def test_once_a_search_missed_and_the_health_check_is_silent_no_caller_waits(
     stand_in, client = sidecar
     for _ in range(15):
         client.search("t-1", "meetings", 10, [], time.monotonic() + 1)
-    time.sleep(0.3)
+    assert stand_in.seen_serving.wait(10), "the health poll never saw SERVING"
     stand_in.hung.set()
     with pytest.raises(SearchUnavailable, match="DEADLINE_EXCEEDED"):
         client.search("t-1", "meetings", 10, [], time.monotonic() + 0.05)
-    time.sleep(0.5)  # the health check sent since has had no answer for 250 ms or more
+    # The miss sends a health check at once; once it has gone unanswered for the silent
+    # interval (however long the machine took to send it), no caller is sent to wait.
+    eventually(silent_since_the_miss(client), 10, "no health check was sent after the miss")
     assert client.refusal() is not None
