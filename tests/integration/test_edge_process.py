@@ -20,6 +20,7 @@ from retrieval_service.index.edge_process import (
     EdgeProcessIndex,
 )
 from tests.integration.test_indexes import DIMENSIONS, point, vector
+from tests.support.polling import eventually
 
 
 def key(n: int) -> str:
@@ -136,16 +137,22 @@ CRASHER = textwrap.dedent(
     index.delete_tenant("t0")
     index.upsert([point(n, "t1") for n in range(5000, 5010)])
     if moment == "optimising":
-        time.sleep(0.5)
+        # Killed once the copy is being optimised, whatever the machine's speed: the
+        # optimising worker has started and the index has not switched to its copy.
+        while index._candidate is None and index._optimizer is not None:
+            time.sleep(0.001)
+        optimising = index._candidate is not None and (root / "CURRENT").read_text() == "g-0"
+        print(os.getpid(), "mid-optimisation" if optimising else "too late", flush=True)
     else:
         index.wait_optimized()
-    print(os.getpid(), flush=True)
+        print(os.getpid(), "switched", flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
     """
 )
 
 
-def crash(root: Path, moment: str) -> None:
+def crash(root: Path, moment: str) -> tuple[int, str]:
+    """The crashed process's pid, and the moment it was killed at."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     result = subprocess.run(
         [sys.executable, "-c", CRASHER, str(root), moment],
@@ -155,15 +162,21 @@ def crash(root: Path, moment: str) -> None:
         timeout=180,
     )
     assert result.returncode == -signal.SIGKILL, result.stderr
+    pid, said = result.stdout.split(maxsplit=1)
+    return int(pid), said.strip()
 
 
 def test_a_kill_9_mid_optimisation_reopens_consistently_without_the_deleted_points(
     tmp_path: Path,
 ) -> None:
+    crashed: list[int] = []
     for moment in ("optimising", "switched"):
         root = tmp_path / moment
-        crash(root, moment)
-        time.sleep(0.5)  # the workers die with the crashed process
+        pid, said = crash(root, moment)
+        assert said == ("mid-optimisation" if moment == "optimising" else "switched"), said
+        crashed.append(pid)
+        # The workers die with the crashed process (the kernel signals them as it goes).
+        eventually(lambda pid=pid: workers_of(pid) == "", 30, "a worker outlived the crash")
         index = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
         assert index.count("t0") == 0, moment
         assert index.count() == 1500 - 100 + 10, moment
@@ -173,12 +186,16 @@ def test_a_kill_9_mid_optimisation_reopens_consistently_without_the_deleted_poin
         index.close()
         assert len(names) == 2, (moment, names)  # CURRENT and one generation: no copy left
         assert names[0] == CURRENT, (moment, names)
-    orphans = subprocess.run(
-        ["pgrep", "-f", f"retrieval_service.index.edge_process.*{tmp_path}"],
+    assert [workers_of(pid) for pid in crashed] == ["", ""]
+
+
+def workers_of(parent: int) -> str:
+    """The pids of the index worker processes `parent` started (its pid ends their command)."""
+    return subprocess.run(
+        ["pgrep", "-f", f"retrieval_service[.]index[.]edge_process [0-9]+ {parent}$"],
         capture_output=True,
         text=True,
-    )
-    assert orphans.stdout == ""
+    ).stdout
 
 
 def test_a_shard_from_before_generations_moves_to_one_when_first_optimised(
@@ -240,18 +257,22 @@ def test_points_written_during_an_optimisation_are_indexed_by_the_next_one(
     reopened.close()
 
 
+def kill_9(worker: subprocess.Popen[bytes]) -> None:
+    """Kills a worker and returns once it is dead, however long the machine takes."""
+    worker.kill()
+    worker.wait(30)
+
+
 def test_a_worker_that_dies_is_replaced_and_keeps_every_acknowledged_write(
     tmp_path: Path,
 ) -> None:
     index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
     index.upsert([point(n) for n in range(100)])
     index.delete("t1", [key(7)])
-    os.kill(index._worker._process.pid, signal.SIGKILL)
-    time.sleep(0.2)
+    kill_9(index._worker._process)
     assert index.search("t1", vector(7), 1, [])[0].id != key(7)
     assert index.count() == 99
-    os.kill(index._worker._process.pid, signal.SIGKILL)
-    time.sleep(0.2)
+    kill_9(index._worker._process)
     index.delete("t1", [key(8)])
     assert index.count() == 98
     index.close()
