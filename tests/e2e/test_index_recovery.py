@@ -19,6 +19,7 @@ from tests.e2e.helpers import (
     request_id,
 )
 from tests.e2e.test_recall import recall, until_recalled
+from tests.support.outbox import queued_errors
 from tests.support.polling import eventually
 from tests.support.servers import Client, ServerProcess, sidecar_stub
 
@@ -57,7 +58,13 @@ def test_a_retried_reindex_leaves_a_full_index(
     eventually(lambda: tenant_points(retrieval_server, tenant) == len(MEMORIES))
     retried = admin.memories.ReindexMemories(request)  # e.g. the client lost the first answer
     assert retried == first
-    time.sleep(1.5)  # the outbox drains every 50 ms: anything queued would have run
+    # Whatever the retry queued has run once the tenant's outbox is empty.
+    eventually(
+        lambda: queued_errors(recall_server.database_url, tenant) == [],
+        30,
+        "the outbox never drained",
+        interval=0.05,
+    )
     assert tenant_points(retrieval_server, tenant) == len(MEMORIES)
     until_recalled(mara, "what does she eat for lunch?", MEMORIES["lunch"])
 
