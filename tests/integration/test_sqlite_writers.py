@@ -3,6 +3,7 @@ ends (not at SQLite's next busy poll), and one that waits too long is DatabaseUn
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 
@@ -14,12 +15,24 @@ from memory_service.domain.errors import DatabaseUnavailable
 from memory_service.storage import unit_of_work
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 
+# SQLite's own busy handler sleeps 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50 ms, then 100 ms at a
+# time: these are the instants, after a writer is first refused, at which it looks again.
+BUSY_SLEEPS_MS = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50] + [100] * 300
+BUSY_LOOKS = list(itertools.accumulate(ms / 1000 for ms in BUSY_SLEEPS_MS))
 
-def hold_write(units: SqlUnitOfWorkFactory, seconds: float, started: threading.Event) -> None:
+
+def hold_write(
+    units: SqlUnitOfWorkFactory,
+    seconds: float,
+    started: threading.Event,
+    committing: list[float] | None = None,
+) -> None:
     with units("t1", write=True) as uow:
         uow.memories.live_ids()  # BEGIN IMMEDIATE: the write lock is taken
         started.set()
         time.sleep(seconds)
+        if committing is not None:
+            committing.append(time.monotonic())  # the lock is released after this
         uow.commit()
 
 
@@ -27,10 +40,11 @@ def hold_write(units: SqlUnitOfWorkFactory, seconds: float, started: threading.E
 def test_a_queued_writer_starts_as_soon_as_the_previous_one_ends(
     units: SqlUnitOfWorkFactory,
 ) -> None:
-    waits: list[float] = []
+    runs: list[tuple[float, float, float]] = []
     for _ in range(5):
         started = threading.Event()
-        holder = threading.Thread(target=hold_write, args=(units, 0.26, started))
+        committing: list[float] = []
+        holder = threading.Thread(target=hold_write, args=(units, 0.26, started, committing))
         holder.start()
         started.wait(5)
         asked = time.monotonic()
@@ -39,10 +53,14 @@ def test_a_queued_writer_starts_as_soon_as_the_previous_one_ends(
             got = time.monotonic()
             uow.commit()
         holder.join()
-        waits.append(got - asked)
-    # SQLite's own busy handler looks at 0.228 s, then not before 0.328 s; queued here, the writer
-    # follows the holder's commit within a few milliseconds (slack for a loaded machine).
-    assert min(waits) < 0.26 + 0.05, waits
+        released = committing[0] - asked
+        next_look = min(look for look in BUSY_LOOKS if look >= released)
+        runs.append((got - asked, released, next_look))
+    # Waiting on SQLite's busy handler, the writer could get the lock no sooner than the
+    # handler's next look after the holder began to commit (0.328 s after a 0.26 s hold, later
+    # if a busy machine oversleeps the hold); queued here, it follows the commit within a few
+    # milliseconds. Measured from the holder's commit, not from the hold's nominal length.
+    assert any(got < next_look for got, _, next_look in runs), runs
 
 
 @pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
