@@ -25,6 +25,7 @@ from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
 from tests.conftest import memory_env, start_retrieval
 from tests.e2e.helpers import correct, create_pref, delete
 from tests.support.otlp import OtlpCollector
+from tests.support.pace import deadline_for, slowest_round_trip
 from tests.support.polling import eventually
 from tests.support.servers import (
     Client,
@@ -281,6 +282,10 @@ def private_stack(tmp_path: Path) -> Iterator[tuple[ServerProcess, Callable[[], 
         current[0].stop()
 
 
+def list_memories(client: Client) -> None:
+    client.memories.ListMemories(memory_service_pb2.ListMemoriesRequest(page_size=1), timeout=30)
+
+
 def test_sidecar_killed_recall_degrades_writes_continue_and_outbox_catches_up(
     private_stack: tuple[ServerProcess, Callable[[], ServerProcess]],
 ) -> None:
@@ -291,6 +296,9 @@ def test_sidecar_killed_recall_degrades_writes_continue_and_outbox_catches_up(
 
     os.kill(sidecar_process().process.pid, signal.SIGKILL)
     sidecar_process().process.wait()
+    # At most the 300 ms search timeout, plus 200 ms for the rest of the call, or what a call
+    # without search takes on a machine busier than that allows (tests/support/pace.py).
+    rest = deadline_for(0.2, slowest_round_trip(lambda: list_memories(mara)))
     for _ in range(5):
         started = time.perf_counter()
         reply = recall(mara, "shirt colour", timeout=5)
@@ -298,7 +306,7 @@ def test_sidecar_killed_recall_degrades_writes_continue_and_outbox_catches_up(
         assert reply.degraded, "recall must say it is degraded"
         assert reply.memories == []
         assert reply.degraded_reason
-        assert elapsed < 0.3 + 0.2, f"recall took {elapsed:.3f}s with the sidecar down"
+        assert elapsed < 0.3 + rest, f"recall took {elapsed:.3f}s with the sidecar down"
 
     # Writes keep working while search is down.
     created = create_pref(mara, "tie_color", "prefers green ties")
