@@ -3,6 +3,7 @@ then refuses calls and exits 0; a second instance on a port in use exits with on
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -61,12 +62,27 @@ def watch_sigterm(server: ServerProcess, call: Callable[[grpc.Channel], None]) -
     return observations
 
 
+def sampling_gap(observations: list[Observation]) -> float:
+    """The longest time between two observations (from SIGTERM on): no moment is seen more
+    precisely than this. A few milliseconds on a quiet machine; on a busy one, where a health
+    check and a call can take a few hundred, the bounds below widen by it and no more."""
+    times = [0.0] + [o.at for o in observations]
+    return max(later - earlier for earlier, later in itertools.pairwise(times))
+
+
+def assert_window(seen: list[Observation], observations: list[Observation], drain: float) -> None:
+    """`seen` (the observations in the drain window) begin at once after SIGTERM and span the
+    drain window, as far as observations this far apart can tell."""
+    gap = sampling_gap(observations)
+    assert seen[0].at < max(0.5, 2 * gap), ("NOT_SERVING came late", gap, observations[:5])
+    window = seen[-1].at - seen[0].at
+    assert window >= drain * 0.8 - 2 * gap, f"NOT_SERVING while serving for {window:.2f}s only"
+
+
 def assert_drained(observations: list[Observation], drain: float, code: int | None) -> None:
     draining = [o for o in observations if o.health == NOT_SERVING and o.call == "OK"]
     assert draining, observations[:5]
-    assert draining[0].at < 0.5, "NOT_SERVING came late"
-    window = draining[-1].at - draining[0].at
-    assert window >= drain * 0.8, f"NOT_SERVING while serving for {window:.2f}s only"
+    assert_window(draining, observations, drain)
     assert all(o.health != "SERVING" for o in observations if o.at > draining[0].at)
     later = [o for o in observations if o.at > draining[-1].at]
     assert all(o.call != "OK" for o in later), "a call succeeded after the drain window"
@@ -148,8 +164,7 @@ def test_sidecar_refuses_a_used_port_and_drains_on_sigterm(tmp_path: Path) -> No
         observations = watch_sigterm(sidecar, nothing)
         answered = [o for o in observations if o.health == NOT_SERVING]
         assert answered, observations[:5]
-        assert answered[0].at < 0.5, observations[:5]
-        assert answered[-1].at - answered[0].at >= DRAIN * 0.8
+        assert_window(answered, observations, DRAIN)
         sidecar.process.wait(30)
         assert sidecar.process.returncode == 0
     finally:
