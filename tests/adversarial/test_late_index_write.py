@@ -25,6 +25,7 @@ from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 from tests.conftest import BACKENDS, memory_with_own_sidecar
 from tests.e2e.helpers import correct, create_pref, delete
 from tests.e2e.test_recall import memory_id, searched
+from tests.support.outbox import queued
 from tests.support.polling import eventually
 from tests.support.servers import ServerProcess, sidecar_stub
 
@@ -55,7 +56,12 @@ def test_a_correction_sent_to_a_suspended_sidecar_does_not_outlive_the_deletion(
     os.kill(sidecar.process.pid, signal.SIGSTOP)
     try:
         corrected = correct(mara, seat, "prefers window seats on long flights")
-        time.sleep(1.0)  # the outbox has sent the upsert and waits for it
+        eventually(  # the outbox has claimed the upsert and waits for the sidecar's answer
+            lambda: any(q.leased for q in queued(memory.database_url, TENANT)),
+            60,
+            "the outbox never sent the correction's upsert",
+            interval=0.02,
+        )
         delete(mara, seat.name)
         time.sleep(2.0)
     finally:

@@ -19,7 +19,7 @@ from tests.e2e.helpers import (
     request_id,
 )
 from tests.e2e.test_recall import recall, until_recalled
-from tests.support.outbox import queued_errors
+from tests.support.outbox import queued
 from tests.support.polling import eventually
 from tests.support.servers import Client, ServerProcess, sidecar_stub
 
@@ -60,7 +60,7 @@ def test_a_retried_reindex_leaves_a_full_index(
     assert retried == first
     # Whatever the retry queued has run once the tenant's outbox is empty.
     eventually(
-        lambda: queued_errors(recall_server.database_url, tenant) == [],
+        lambda: queued(recall_server.database_url, tenant) == [],
         30,
         "the outbox never drained",
         interval=0.05,

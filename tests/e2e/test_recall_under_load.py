@@ -31,7 +31,7 @@ from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 
 from tests.conftest import memory_env, start_retrieval
 from tests.e2e.helpers import create_pref
-from tests.support.outbox import queued_errors
+from tests.support.outbox import queued
 from tests.support.pace import deadline_for, slowest_round_trip
 from tests.support.polling import eventually
 from tests.support.servers import Client, ServerProcess, database_url, sidecar_stub, start_server
@@ -200,7 +200,7 @@ def test_killed_sidecar_degrades_within_deadline_and_recall_returns_within_2s(
             assert elapsed < min(timeout, 1.0), f"degraded recall took {elapsed:.3f}s"
     create_pref(mara, "tie_color", "prefers green ties")  # written while search is down
     eventually(
-        lambda: any(queued_errors(stack.memory.database_url, "acme")),
+        lambda: any(q.last_error for q in queued(stack.memory.database_url, "acme")),
         30,
         "the outbox never tried to index the memory written during the outage",
         interval=0.05,
