@@ -279,7 +279,7 @@ def test_the_bm25_half_of_a_hybrid_search_runs_while_the_query_is_embedded() -> 
     index = LexicalFirstIndex()
 
     def embed(texts: Sequence[str]) -> list[list[float]]:
-        index.sparse_started.wait(2)
+        index.sparse_started.wait(30)  # long enough for a busy machine to start it
         return [[1.0 if index.sparse_started.is_set() else 0.0, 0.0] for _ in texts]
 
     lane = EmbeddingLane(embed)
