@@ -120,8 +120,10 @@ class Settings(ProcessSettings):
     outbox_worker: bool = Field(True, validation_alias="MEMORY_OUTBOX_WORKER")
     """Run the outbox drain (index updates) in this process."""
 
-    outbox_poll_seconds: float = Field(0.1, gt=0, validation_alias="MEMORY_OUTBOX_POLL_SECONDS")
-    """The outbox drain's idle poll."""
+    outbox_poll_seconds: float = Field(1.0, gt=0, validation_alias="MEMORY_OUTBOX_POLL_SECONDS")
+    """The outbox drain's idle poll: how late work not committed by this process (another
+    replica's, a crashed drain's, a retry or change coming due) is noticed; this process's
+    commits wake the drain at once."""
 
     index_check_seconds: float = Field(10, gt=0, validation_alias="MEMORY_INDEX_CHECK_SECONDS")
     """How often, per tenant, recall checks that the index holds every searchable memory (every

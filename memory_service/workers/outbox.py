@@ -9,6 +9,13 @@ restarting or hung) nothing is wrong with the items: their leases are released u
 whole drain waits, briefly, until the sidecar reports SERVING again (`wake()`), so catch-up after
 a restart takes embedding time, not each item's own grown backoff. When the index refuses
 particular items, those items back off on their own.
+
+An idle drain costs nothing between polls: a commit in this process that queues work due now
+wakes it at once (`work_queued()`), so the idle poll (`poll_seconds`, long) only bounds how late
+work queued otherwise is noticed: by another process (a replica, a command), left leased by a
+crashed drain, or coming due later (a retry, a correction effective at a future instant). A
+claim is a write transaction; ten a second while idle were a tenth of what the process did
+while it answered cheap calls (recall with the breaker open).
 """
 
 from __future__ import annotations
@@ -64,6 +71,12 @@ BACKOFF_MAX = 5.0
 # and an index call whatever its size, all in the process that serves the writes, so one
 # batch per commit cost a correction about as much CPU again as the correction itself.
 GATHER_SECONDS = 0.05
+# How long the drain waits for a batch in flight before it looks again (a batch finishing wakes
+# it sooner): short, so a second batch goes out while the index works on the first.
+IN_FLIGHT_POLL_SECONDS = 0.1
+# The idle poll's default: commits in this process wake the drain, so this is only how late
+# other work is noticed (see the module's docstring).
+POLL_SECONDS = 1.0
 
 
 class IndexSink(Protocol):
@@ -107,7 +120,7 @@ class OutboxWorker:
         store: OutboxStore,
         units: UnitOfWorkFactory,
         sink: IndexSink,
-        poll_seconds: float = 0.1,
+        poll_seconds: float = POLL_SECONDS,
         batch_size: int = BATCH_SIZE,
         lease_seconds: float = LEASE_SECONDS,
         gather_seconds: float = GATHER_SECONDS,
@@ -202,7 +215,8 @@ class OutboxWorker:
                     if drained is not None and drained >= self._claim:
                         continue  # a full batch: more may be waiting
                     futures = [future for _, future in in_flight]
-                    wait(futures, timeout=self._poll, return_when=FIRST_COMPLETED)
+                    timeout = min(self._poll, IN_FLIGHT_POLL_SECONDS)
+                    wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)
                 elif self._backoff:
                     self._index_back.wait(self._backoff)
                     self._index_back.clear()

@@ -9,9 +9,12 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+import pytest
+
 from memory_service.domain.indexing import IndexDocument, IndexUnavailable
 from memory_service.domain.model import utcnow
 from memory_service.domain.ports import OutboxItem
+from memory_service.workers import outbox
 from memory_service.workers.outbox import OutboxWorker
 from tests.unit import test_rules
 
@@ -24,8 +27,10 @@ class Store:
         self.retried: list[int] = []
         self.released: list[list[int] | None] = []
         self.completed: list[int] = []
+        self.claims = 0
 
     def claim(self, owner: str, limit: int, now: datetime, lease: float) -> list[OutboxItem]:
+        self.claims += 1
         free = [i for i in self.items if i.id not in self.leased][:limit]
         self.leased |= {i.id for i in free}
         return free
@@ -125,24 +130,26 @@ def test_wake_ends_the_backoff_at_once() -> None:
         worker.stop()
 
 
-def test_new_work_does_not_cut_a_backoff_short() -> None:
+def test_new_work_does_not_cut_a_backoff_short(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every commit that queues index work wakes the drain; while the index is unreachable
-    that must not turn each write into another failed attempt (and another logged failure)."""
+    that must not turn each write into another failed attempt (and another logged failure).
+    The backoff is made a minute long, so however slowly the writes below go (a busy machine)
+    they all fall inside it, and only `wake()` may end it."""
+    monkeypatch.setattr(outbox, "BACKOFF_MAX", 60.0)
     store, sink = Store(4), Sink()
     worker = OutboxWorker(store, units, sink, poll_seconds=0.01)  # type: ignore[arg-type]
-    for _ in range(3):
-        worker.drain_once()  # the backoff has grown past a second
+    while worker._backoff < 60:
+        worker.drain_once()  # each failure doubles the backoff, up to its cap
+    attempts = sink.calls
     worker.start()
     try:
-        time.sleep(0.2)  # its first drain fails too, and it waits
-        attempts = sink.calls
         for _ in range(50):
             worker.work_queued()  # fifty writes commit meanwhile
             time.sleep(0.01)
         assert sink.calls == attempts
         sink.down = False
         worker.wake()  # the sidecar reports SERVING
-        until(lambda: not store.items, 2)
+        until(lambda: not store.items, 10)
         assert store.items == []
     finally:
         worker.stop()
@@ -159,6 +166,43 @@ def test_new_work_wakes_an_idle_drain_at_once() -> None:
         store.items.append(OutboxItem(99, "acme", f"{99:032x}", now, now, 0))
         worker.work_queued()
         until(lambda: not store.items, 2)
+        assert store.items == []
+    finally:
+        worker.stop()
+
+
+def test_an_idle_drain_waits_for_a_commit_or_its_poll_without_claiming() -> None:
+    """Idle, the drain claims (a write transaction) once per poll, not ten times a second:
+    a commit in this process wakes it."""
+    store, sink = Store(0), Sink()
+    sink.down = False
+    worker = OutboxWorker(store, units, sink, poll_seconds=30)  # type: ignore[arg-type]
+    worker.start()
+    try:
+        until(lambda: store.claims, 10)
+        time.sleep(0.5)
+        assert store.claims == 1  # the claim at start, and none since
+        now = utcnow()
+        store.items.append(OutboxItem(7, "acme", f"{7:032x}", now, now, 0))
+        worker.work_queued()
+        until(lambda: not store.items, 10)
+        assert store.items == []
+    finally:
+        worker.stop()
+
+
+def test_work_nobody_signalled_is_drained_by_the_idle_poll() -> None:
+    """Work queued by another process (a replica, a command), or left leased by a drain that
+    crashed, wakes nothing here: the idle poll still finds it."""
+    store, sink = Store(0), Sink()
+    sink.down = False
+    worker = OutboxWorker(store, units, sink, poll_seconds=0.2)  # type: ignore[arg-type]
+    worker.start()
+    try:
+        until(lambda: store.claims, 10)
+        now = utcnow()
+        store.items.append(OutboxItem(8, "acme", f"{8:032x}", now, now, 0))  # no work_queued()
+        until(lambda: not store.items, 10)
         assert store.items == []
     finally:
         worker.stop()

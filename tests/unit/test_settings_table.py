@@ -68,7 +68,7 @@ def test_names_and_defaults_are_unchanged() -> None:
     assert memory["MEMORY_RECALL_MARGIN_MS"] == 50
     assert memory["MEMORY_BREAKER_MIN_CALLS"] == 5
     assert memory["MEMORY_BREAKER_FAILURE_RATE"] == 0.5
-    assert memory["MEMORY_OUTBOX_POLL_SECONDS"] == 0.1
+    assert memory["MEMORY_OUTBOX_POLL_SECONDS"] == 1.0
     assert memory["MEMORY_AUTO_MIGRATE"] is True
     assert memory["MEMORY_DEV_MODE"] is False
     assert memory["MEMORY_DELETION_MARKER_DAYS"] == 365
