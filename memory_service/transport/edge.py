@@ -4,7 +4,7 @@ RPCs, so SQLite and PostgreSQL refuse exactly the same input, with the field's p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import grpc
@@ -107,37 +107,59 @@ def _lenient(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], A
     return parse
 
 
-class DecodeInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
+class LenientServices:
     """Undecodable bytes are the client's fault: INVALID_ARGUMENT, not gRPC's own INTERNAL.
 
     gRPC answers a request its deserializer cannot parse with INTERNAL and logs a traceback;
     here the bytes reach the handler as `Undecodable`, which is refused like any bad field.
-    Each method's wrapped handler is built once, on its first call: building it on every call
-    was a few percent of what a call refused at once (recall with the breaker open) cost.
+    This stands where the generated `add_*_to_server` functions expect the server and wraps
+    each unary-request method's handler once, as it is registered: an interceptor did it on
+    every call, and interceptors alone were a few percent of what a call refused at once
+    (recall with the breaker open) cost the server.
     """
 
-    def __init__(self) -> None:
-        # method -> (the handler gRPC found, its wrapped form); only methods that exist, so a
+    def __init__(self, server: Any) -> None:
+        self._server = server  # a grpc.Server (the stubs lack add_registered_method_handlers)
+
+    def add_registered_method_handlers(
+        self, service_name: str, method_handlers: dict[str, Any]
+    ) -> None:
+        self._server.add_registered_method_handlers(
+            service_name, {name: lenient(handler) for name, handler in method_handlers.items()}
+        )
+
+    def add_generic_rpc_handlers(self, handlers: Iterable[Any]) -> None:
+        self._server.add_generic_rpc_handlers(tuple(_LenientGeneric(h) for h in handlers))
+
+
+class _LenientGeneric(grpc.GenericRpcHandler):  # type: ignore[type-arg]
+    """A generic handler (what gRPC falls back to for a method it did not match by name)
+    whose handlers are wrapped once per method."""
+
+    def __init__(self, handler: Any) -> None:
+        self._handler = handler
+        # method -> (the handler found, its wrapped form); only methods that exist, so a
         # client naming methods at random cannot grow it.
         self._wrapped: dict[str, tuple[Any, Any]] = {}
 
-    def intercept_service(
-        self, continuation: Callable[[Any], Any], handler_call_details: Any
-    ) -> Any:
-        handler = continuation(handler_call_details)
-        if handler is None or handler.request_streaming:
-            return handler
+    def service(self, handler_call_details: Any) -> Any:
+        handler = self._handler.service(handler_call_details)
+        if handler is None:
+            return None
         method = handler_call_details.method
         known = self._wrapped.get(method)
         if known is not None and known[0] is handler:
             return known[1]
-        wrapped = _wrap(handler)
+        wrapped = lenient(handler)
         self._wrapped[method] = (handler, wrapped)
         return wrapped
 
 
-def _wrap(handler: Any) -> Any:
-    """`handler` with a lenient deserializer, refusing `Undecodable` requests."""
+def lenient(handler: Any) -> Any:
+    """`handler` with a lenient deserializer, refusing `Undecodable` requests; a streaming
+    request's handler as it is."""
+    if handler.request_streaming:
+        return handler
     behavior = handler.unary_unary or handler.unary_stream
 
     def checked(request: Any, context: grpc.ServicerContext) -> Any:

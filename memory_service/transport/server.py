@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from crmmem.memory.v1 import access_service_pb2 as access_pb
@@ -27,7 +28,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from crmmem_runtime.listen import SERVER_OPTIONS
 from memory_service.domain.importing.parsers import MAX_ARCHIVE_BYTES
 from memory_service.transport.context_servicer import ContextServicer
-from memory_service.transport.edge import DecodeInterceptor
+from memory_service.transport.edge import LenientServices
 from memory_service.transport.import_servicer import ImportServicer
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
 from memory_service.transport.task_servicer import TaskServicer
@@ -64,19 +65,20 @@ def grpc_server(
     tracing = [] if tracer_provider is None else [server_interceptor(tracer_provider)]
     server = grpc.server(
         ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
-        interceptors=[*tracing, DecodeInterceptor()],
+        interceptors=tracing,
         # gRPC decompresses before a handler runs, so this limit is what bounds a compressed
         # archive: the largest archive plus room for the rest of the request.
         options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES), *SERVER_OPTIONS],
     )
-    service_grpc.add_MemoryServiceServicer_to_server(servicers.memory, server)
-    transcript_grpc.add_TranscriptServiceServicer_to_server(servicers.transcript, server)
-    access_grpc.add_AccessServiceServicer_to_server(servicers.access, server)
-    ctx_grpc.add_ContextServiceServicer_to_server(servicers.context, server)
-    imp_grpc.add_ImportServiceServicer_to_server(servicers.imports, server)
-    task_grpc.add_TaskServiceServicer_to_server(servicers.tasks, server)
+    services: Any = LenientServices(server)  # what add_*_to_server calls on a server
+    service_grpc.add_MemoryServiceServicer_to_server(servicers.memory, services)
+    transcript_grpc.add_TranscriptServiceServicer_to_server(servicers.transcript, services)
+    access_grpc.add_AccessServiceServicer_to_server(servicers.access, services)
+    ctx_grpc.add_ContextServiceServicer_to_server(servicers.context, services)
+    imp_grpc.add_ImportServiceServicer_to_server(servicers.imports, services)
+    task_grpc.add_TaskServiceServicer_to_server(servicers.tasks, services)
     health_servicer = health.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, services)
     for name in ("", *SERVICE_NAMES):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     reflection.enable_server_reflection(
