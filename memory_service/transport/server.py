@@ -3,7 +3,6 @@ What the servicers run is built by `memory_service.bootstrap`, the composition r
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +31,7 @@ from memory_service.transport.edge import LenientServices
 from memory_service.transport.import_servicer import ImportServicer
 from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
 from memory_service.transport.task_servicer import TaskServicer
+from memory_service.transport.worker_pool import LastIdleFirstPool
 
 MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024
 
@@ -64,7 +64,7 @@ def grpc_server(
     span's bookkeeping still cost each call a few hundred microseconds of the handler's CPU."""
     tracing = [] if tracer_provider is None else [server_interceptor(tracer_provider)]
     server = grpc.server(
-        ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
+        LastIdleFirstPool(max_workers=max_workers, thread_name_prefix="rpc"),
         interceptors=tracing,
         # gRPC decompresses before a handler runs, so this limit is what bounds a compressed
         # archive: the largest archive plus room for the rest of the request.
