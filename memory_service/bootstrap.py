@@ -227,6 +227,7 @@ def build_server(
         imports,
         settings.import_poll_seconds,
         settings.import_lease_seconds,
+        worker.work_queued if worker is not None else lambda: None,
     )
     review = ReviewUseCases(policy, memory_use_cases)
     transcript = TranscriptUseCases()

@@ -13,6 +13,7 @@ import ctypes.util
 import logging
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import trace
@@ -56,12 +57,16 @@ class ImportRunner:
         imports: ImportUseCases,
         poll_seconds: float = 2.0,
         lease_seconds: float = 600.0,
+        index_work_committed: Callable[[], None] = lambda: None,
     ) -> None:
+        """`index_work_committed` runs after a batch's commit queued index work due now (a
+        restore writes memories): it wakes the outbox drain, whose idle poll is long."""
         self._queue = queue
         self._units = units
         self._imports = imports
         self._poll = poll_seconds
         self._lease = lease_seconds
+        self._index_work_committed = index_work_committed
         self._owner = uuid.uuid4().hex
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -106,6 +111,8 @@ class ImportRunner:
                 with self._units(tenant_id, write=True) as uow:
                     self._imports.process(uow, batch_id, utcnow())
                     uow.commit()
+                    if uow.outbox.queued_now:
+                        self._index_work_committed()
             except Exception as error:
                 span.set_attribute("crmmem.error_type", type(error).__name__)
                 log.error("import batch %s failed to process: %s", batch_id, failure_summary(error))
