@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
@@ -149,10 +149,14 @@ def trace_sql(engine: Engine, tracer_provider: TracerProvider) -> None:
 
 
 class SqlUnitOfWork:
-    def __init__(self, session: Session, tenant_id: str, *, serialised: bool = False) -> None:
-        """`serialised`: a write that holds the database's only writer lock (SQLite)."""
+    def __init__(
+        self, session: Session, tenant_id: str, *, serialised: bool = False, read_only: bool = False
+    ) -> None:
+        """`serialised`: a write that holds the database's only writer lock (SQLite).
+        `read_only`: a read, whose transaction is ended by its factory, never committed."""
         self.tenant_id = tenant_id
         self.session = session
+        self._read_only = read_only
         self.memories = SqlMemoryRepository(session, tenant_id)
         self.transcript = SqlTranscriptRepository(session, tenant_id)
         self.grants = SqlGrantRepository(session, tenant_id)
@@ -168,6 +172,8 @@ class SqlUnitOfWork:
         self.tasks = SqlTaskRepository(session, tenant_id)
 
     def commit(self) -> None:
+        if self._read_only:
+            raise RuntimeError("a read unit of work does not commit: open it with write=True")
         self.idempotency.flush()
         self.outbox.flush()  # raises WriteConflict on a unique clash, before COMMIT
         try:
@@ -219,18 +225,51 @@ class SqlUnitOfWorkFactory:
 
     @contextmanager
     def __call__(self, tenant_id: str, *, write: bool) -> Iterator[SqlUnitOfWork]:
-        bind = self._bind(self.engine if write else self._read_engine, TenantScope(tenant_id))
+        if not write:
+            with self._reading(tenant_id) as uow:
+                yield uow
+            return
+        bind = self._bind(self.engine, TenantScope(tenant_id))
         with (
-            self._writing() if write else nullcontext(),
+            self._writing(),
             Session(bind=bind, expire_on_commit=False, autoflush=False) as session,
         ):
             try:
                 with _unreachable_is_unavailable():
-                    yield SqlUnitOfWork(
-                        session, tenant_id, serialised=write and self._writers is not None
-                    )
+                    yield SqlUnitOfWork(session, tenant_id, serialised=self._writers is not None)
             finally:
                 _rollback(session)
+
+    @contextmanager
+    def _reading(self, tenant_id: str) -> Iterator[SqlUnitOfWork]:
+        """A read: its transaction is begun on the connection here and ended by closing the
+        connection, one ROLLBACK that also stands for the pool's reset. (Through a Session
+        that owned the transaction, the session's rollback and the pool's reset each sent
+        one: a round trip more on PostgreSQL.) Whatever happens inside, the connection goes
+        back to the pool with no transaction open, or is discarded."""
+        bind = self._bind(self._read_engine, TenantScope(tenant_id))
+        with _unreachable_is_unavailable():
+            connection = bind.connect()
+            try:
+                connection.begin()
+            except BaseException:
+                _close(connection)
+                raise
+        try:
+            # The session joins the connection's transaction and never ends it itself.
+            session = Session(
+                bind=connection,
+                expire_on_commit=False,
+                autoflush=False,
+                join_transaction_mode="rollback_only",
+            )
+            try:
+                with _unreachable_is_unavailable():
+                    yield SqlUnitOfWork(session, tenant_id, read_only=True)
+            finally:
+                session.close()
+        finally:
+            _close(connection)
 
     def reachable(self) -> bool:
         """Whether the database answers `SELECT 1` now: the health probe."""
@@ -286,6 +325,16 @@ def _unreachable_is_unavailable() -> Iterator[None]:
         if unreachable(error):
             raise DatabaseUnavailable() from error
         raise
+
+
+def _close(connection: Connection) -> None:
+    """Roll back and return to the pool (one ROLLBACK); a lost connection is discarded and, as
+    in `_rollback`, is not the caller's error."""
+    try:
+        connection.close()
+    except DBAPIError as error:
+        if not unreachable(error):
+            raise
 
 
 def _rollback(session: Session) -> None:
