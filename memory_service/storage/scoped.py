@@ -162,13 +162,16 @@ def _plain(connection: Connection) -> bool:
 
 
 # Plans by statement and driver (SQLite and PostgreSQL engines may share a process: the tests).
-_plans: dict[tuple[int, str, str], _Plan | None] = {}
+_plans: dict[Hashable, _Plan | None] = {}
 
 
 def _plan_of(statement: Any, dialect: Dialect, params: Mapping[str, Any]) -> _Plan | None:
     """The compiled form of a prepared statement for this database, or None when it needs
-    what only SQLAlchemy's execution does (values computed at run time, tuple expansions)."""
-    key = (id(statement), dialect.name, dialect.driver)
+    what only SQLAlchemy's execution does (values computed at run time, tuple expansions).
+    An INSERT's or UPDATE's columns follow the parameters' names: one plan for each set."""
+    key: Hashable = (id(statement), dialect.name, dialect.driver)
+    if not isinstance(statement, Select):
+        key = (key, frozenset(params))
     plan = _plans.get(key, _plans)
     if plan is _plans:
         plan = _plans.setdefault(key, _Plan.of(statement, dialect, params))
@@ -187,14 +190,12 @@ class _Plan:
         statement: Any,
         compiled: SQLCompiler,
         dialect: Dialect,
-        keys: frozenset[str] | None,
         defaults: dict[str, Any],
         expanding: tuple[str, ...],
     ) -> None:
         self.statement = statement  # kept alive: the plan is found by its id
         self.compiled = compiled
         self.dialect = dialect
-        self.keys = keys
         self.defaults = defaults
         self.expanding = expanding
         self.forms: dict[tuple[int, ...], _Form] = {}
@@ -203,14 +204,15 @@ class _Plan:
 
     @classmethod
     def of(cls, statement: Any, dialect: Dialect, params: Mapping[str, Any]) -> _Plan | None:
-        if not isinstance(statement, Select | Update | Delete):
+        if not isinstance(statement, Select | Update | Delete | Insert):
             return None
-        column_keys = sorted(params)
-        compiled = statement.compile(dialect=dialect, column_keys=column_keys)
+        compiled = statement.compile(dialect=dialect, column_keys=sorted(params))
         if (
             not isinstance(compiled, SQLCompiler)
             or compiled.literal_execute_params
             or compiled.escaped_bind_names
+            or compiled.insert_prefetch  # Python-side column defaults, computed per execution
+            or compiled.update_prefetch
         ):
             return None
         expanding = []
@@ -224,9 +226,7 @@ class _Plan:
                 return None
             if name not in params and not parameter.required:
                 defaults[name] = parameter.value
-        # An UPDATE's SET list follows the parameters' names: it is compiled for these only.
-        keys = frozenset(column_keys) if not isinstance(statement, Select) else None
-        return cls(statement, compiled, dialect, keys, defaults, tuple(expanding))
+        return cls(statement, compiled, dialect, defaults, tuple(expanding))
 
     def form(self, values: Mapping[str, Any]) -> _Form:
         lengths = tuple(len(values[name]) for name in self.expanding)
@@ -238,9 +238,6 @@ class _Plan:
         return form
 
     def run(self, connection: Connection, params: dict[str, Any]) -> Rows:
-        if self.keys is not None and self.keys != params.keys():
-            result = connection.execute(self.statement, params)
-            return Rows([], result.rowcount)
         values = {**self.defaults, **params} if self.defaults else params
         scope = connection.get_execution_options().get(SCOPE_OPTION)
         form = self.form(values)
@@ -314,13 +311,13 @@ class _Form:
         return cls(state.statement, slots, state.positiontup is None)
 
     def arguments(self, values: Mapping[str, Any]) -> Any:
-        def value(source: str, index: int, processor: Any) -> Any:
-            found = values[source] if index < 0 else values[source][index]
-            return found if processor is None else processor(found)
-
+        filled = []
+        for _, source, index, processor in self.slots:
+            value = values[source] if index < 0 else values[source][index]
+            filled.append(value if processor is None else processor(value))
         if self.named:
-            return {key: value(source, index, p) for key, source, index, p in self.slots}
-        return tuple(value(source, index, p) for _, source, index, p in self.slots)
+            return dict(zip((slot[0] for slot in self.slots), filled, strict=True))
+        return filled
 
 
 _Slot = tuple[str, str, int, Any]
@@ -385,9 +382,20 @@ class TenantScoped:
         """One row in this tenant; a unique-key clash is a `WriteConflict`."""
         values[TENANT_COLUMN] = self._tenant_id
         try:
-            self._session.connection().execute(_insert_of(model), values)
+            self._insert_row(model, values)
         except IntegrityError as error:
             raise WriteConflict(str(error.orig)) from error
+
+    def _insert_row(self, model: type[Base], values: dict[str, Any]) -> None:
+        """An INSERT of one row: on the cursor as prepared statements run (`_run`)."""
+        statement = _insert_of(model)
+        connection = self._session.connection()
+        if _plain(connection):
+            plan = _plan_of(statement, connection.dialect, values)
+            if plan is not None:
+                plan.run(connection, values)
+                return
+        connection.execute(statement, values)
 
     def _ids_in_any_tenant(self, model: type[Base], ids: Sequence[str]) -> set[str]:
         """Which of `ids` a row of `model` has in ANY tenant: ids are unique across tenants,
@@ -402,8 +410,10 @@ class TenantScoped:
     def _insert_many(self, model: type[Base], rows: Sequence[Mapping[str, Any]]) -> None:
         """One executemany INSERT on the connection, no ORM objects kept until commit: through
         the session's ORM layer it cost about as much again as the rows themselves."""
-        if rows:
-            tenant = self._tenant_id
+        tenant = self._tenant_id
+        if len(rows) == 1:
+            self._insert_row(model, {**rows[0], TENANT_COLUMN: tenant})
+        elif rows:
             self._session.connection().execute(
                 _insert_of(model), [{**row, TENANT_COLUMN: tenant} for row in rows]
             )

@@ -12,11 +12,11 @@ import pytest
 from sqlalchemy import Engine, bindparam, event, func, select, text, update
 from sqlalchemy.exc import DBAPIError
 
-from memory_service.domain.errors import DatabaseUnavailable
+from memory_service.domain.errors import DatabaseUnavailable, WriteConflict
 from memory_service.domain.model import CustomerGrant, utcnow
 from memory_service.domain.ports import MemoryQuery
 from memory_service.storage.migrate import upgrade
-from memory_service.storage.models import MemoryRow
+from memory_service.storage.models import Base, MemoryRow, OutboxRow
 from memory_service.storage.scoped import TenantScoped, TenantScopeViolation, _plain
 from memory_service.storage.unit_of_work import (
     SqlUnitOfWork,
@@ -73,6 +73,9 @@ class Probe(TenantScoped):
             lambda p: update(MemoryRow).values(version=bindparam("new_version")),
             new_version=99,
         ).rowcount
+
+    def insert_row(self, model: type[Base], values: dict[str, Any]) -> None:
+        self._insert_row(model, values)
 
     def broken(self) -> Any:
         return self._run(
@@ -142,6 +145,39 @@ def test_an_update_on_the_cursor_counts_the_rows_it_changed(units: SqlUnitOfWork
         stored = uow.memories.get(ids[0])
     assert stored is not None
     assert stored.version == 2
+
+
+def test_an_insert_on_the_cursor_that_clashes_is_a_write_conflict(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    memory = make_memory("clash")
+    with units("clash", write=True) as uow:
+        assert _plain(uow.session.connection())
+        uow.memories.add(memory)
+        uow.commit()
+    with pytest.raises(WriteConflict), units("clash", write=True) as uow:
+        uow.memories.add(memory)
+
+
+def test_the_guard_refuses_an_insert_into_another_tenant_on_the_cursor(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    now = utcnow()
+    row = {"memory_id": "m", "due_time": now, "create_time": now, "attempts": 0, "kind": "memory"}
+    with units("inserter", write=True) as uow:
+        assert _plain(uow.session.connection())
+        probe = Probe(uow.session, "inserter")
+        probe.insert_row(OutboxRow, {**row, "tenant_id": "inserter"})
+        with pytest.raises(TenantScopeViolation):
+            probe.insert_row(OutboxRow, {**row, "tenant_id": "someone-else"})
+        uow.commit()
+    with units.all_tenants() as everyone:
+        tenants = everyone.session.scalars(
+            everyone.select(OutboxRow, OutboxRow.tenant_id).where(
+                OutboxRow.tenant_id.in_(["inserter", "someone-else"])
+            )
+        ).all()
+    assert tenants == ["inserter"]
 
 
 @pytest.mark.parametrize("attempt", ["unscoped", "other tenant", "unscoped update"])
