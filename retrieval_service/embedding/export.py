@@ -5,7 +5,9 @@
 Reads the model from disk (the packaged all-MiniLM-L6-v2 unless `--source` names another
 sentence-transformers folder), never from a hub. Writes `model.onnx` (fp32: the transformer with
 mean pooling over the attention mask and L2 normalisation inside the graph, so the runtime only
-tokenises), `model-int8.onnx` (its dynamic int8 quantisation), the tokenizer and `manifest.json`.
+tokenises; the core of each layer's attention fused into one ONNX Runtime operator),
+`model-int8.onnx` (the dynamic int8 quantisation of the traced graph), the tokenizer and
+`manifest.json`.
 Running it again with an unchanged source does nothing. Needs torch, sentence-transformers and
 onnx (the `[sidecar-export]` extra); running the result needs only onnxruntime and tokenizers.
 """
@@ -117,11 +119,12 @@ def _write(source: Path, folder: Path) -> dict[str, Any]:
         ["an example sentence to trace", "another"], padding=True, return_tensors="pt"
     )
     names = ["input_ids", "attention_mask", "token_type_ids"]
+    traced = folder / "traced.onnx"
     with torch.inference_mode():
         torch.onnx.export(
             Pooled(),
             tuple(sample[name] for name in names),
-            str(folder / "model.onnx"),
+            str(traced),
             input_names=names,
             output_names=["sentence_embedding"],
             dynamic_axes={
@@ -135,12 +138,19 @@ def _write(source: Path, folder: Path) -> dict[str, Any]:
     # Weights of the matrix products only, one scale per output channel: mean cosine 0.99 to
     # the fp32 vectors where one scale per tensor gave 0.93 (README, "Embedding runtime").
     quantize_dynamic(
-        str(folder / "model.onnx"),
+        str(traced),
         str(folder / "model-int8.onnx"),
         op_types_to_quantize=["MatMul"],
         per_channel=True,
         weight_type=QuantType.QInt8,
     )
+    fused = _fuse_attention(
+        traced,
+        folder / "model.onnx",
+        heads=int(encoder.config.num_attention_heads),
+        hidden=int(encoder.config.hidden_size),
+    )
+    traced.unlink()
     shutil.copy(source / "tokenizer.json", folder / "tokenizer.json")
     dimensions = model.get_embedding_dimension()
     return {
@@ -152,8 +162,41 @@ def _write(source: Path, folder: Path) -> dict[str, Any]:
         "source_fingerprint": source_fingerprint(source),
         "torch": torch.__version__,
         "opset": OPSET,
+        "fused_attention_layers": fused,
         "files": {"fp32": "model.onnx", "int8": "model-int8.onnx", "tokenizer": "tokenizer.json"},
     }
+
+
+def _fuse_attention(traced: Path, out: Path, heads: int, hidden: int) -> int:
+    """Writes the fp32 graph with the core of each layer's attention (scores, padding mask,
+    softmax, weighted values, heads split and merged: some twenty operators) as one ONNX Runtime
+    `MultiHeadAttention` operator; returns how many layers were fused (0 leaves the traced
+    arithmetic as it was). The same vectors (cosine >= 0.9999 to torch, padded or not).
+
+    A query's forward pass spends about a ninth less CPU than on the traced graph (one thread,
+    back-to-back runs) and batches of documents no more. The optimiser's `Attention` operator
+    saved queries as much but cost batches of 64 documents 5% (it projects query, key and value
+    per text and head, not in one product over the batch), and its SkipLayerNormalization
+    (residual and layer norm in one operator) about 10% (the embedding fusion needs it)."""
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    options = FusionOptions("bert")
+    options.use_multi_head_attention = True
+    options.enable_skip_layer_norm = False
+    options.enable_bias_skip_layer_norm = False
+    options.enable_embed_layer_norm = False
+    model = optimize_model(
+        str(traced),
+        model_type="bert",
+        num_heads=heads,
+        hidden_size=hidden,
+        optimization_options=options,
+        opt_level=0,  # ONNX Runtime applies its own optimisations when it loads the graph
+        use_gpu=False,
+    )
+    model.save_model_to_file(str(out))
+    return int(model.get_fused_operator_statistics().get("MultiHeadAttention", 0))
 
 
 def main(argv: list[str] | None = None) -> int:

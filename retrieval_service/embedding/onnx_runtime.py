@@ -2,9 +2,10 @@
 tokenizer, without torch.
 
 The graph already pools (mean over the attention mask) and L2-normalises, as sentence-transformers
-does, so its vectors are the torch embedder's (cosine >= 0.9999, tests/unit/test_onnx_embedder.py)
-and both share one collection. The int8 variant's vectors differ a little more (README), so it
-gets a collection of its own: switching rebuilds the index from the records.
+does, so its vectors are the torch embedder's (cosine >= 0.9999,
+tests/integration/test_onnx_embedding.py) and both share one collection. The int8 variant's
+vectors differ a little more (README), so it gets a collection of its own: switching rebuilds the
+index from the records.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from retrieval_service.embedding import model_name
 if TYPE_CHECKING:
     from tokenizers import Encoding
 
-# Bumped when the exported graph or manifest changes meaning: older exports are redone.
-EXPORT_FORMAT = 1
+# Bumped when the exported graph or manifest changes meaning: older exports are redone (2: the
+# fp32 graph's attention is fused: `export._fuse_attention`).
+EXPORT_FORMAT = 2
 MANIFEST = "manifest.json"
 Precision = Literal["fp32", "int8"]
 _SMALL = 1 << 20
@@ -54,8 +56,9 @@ def source_fingerprint(source: Path) -> str:
 
 def default_export_dir(source: Path) -> Path:
     """Where `make onnx` puts the export of `source` and the sidecar looks for it by default:
-    the user's cache, one folder per source model, shared by every checkout of the project."""
-    folder = f"{model_name(source)}-{source_fingerprint(source)}"
+    the user's cache, one folder per source model and export format, shared by every checkout of
+    the project (a checkout of an older format keeps its own export while a newer one is built)."""
+    folder = f"{model_name(source)}-{source_fingerprint(source)}-f{EXPORT_FORMAT}"
     return Path.home() / ".cache" / "crmmem" / "onnx" / folder
 
 
