@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_service.index import edge_process
 from retrieval_service.index.edge_process import CURRENT, EdgeProcessIndex
 from tests.integration.test_indexes import DIMENSIONS, point, vector
 
@@ -29,23 +30,51 @@ def until(condition: object, seconds: float = 120.0) -> None:
 
 
 def test_a_search_made_while_a_dead_worker_is_replaced_waits_for_the_new_one(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Replacing a dead worker opens the shard again (seconds for a large one); a search that
-    arrived meanwhile found the dead worker closed three times and failed."""
+    arrived meanwhile found the dead worker closed three times and failed.
+
+    The replacement's opening is held until the second search has found the dead worker
+    closed: on any machine, that search arrives while the replacement is starting."""
     index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    released = threading.Event()
+    opening = edge_process._Worker.ready
+
+    def held_open(worker: edge_process._Worker) -> dict[str, object]:
+        assert released.wait(60), "the replacement was never released"
+        return opening(worker)
+
     try:
         index.upsert([point(n) for n in range(200)])
+        monkeypatch.setattr(edge_process._Worker, "ready", held_open)  # the replacement's
         dead = index._worker
         os.kill(dead._process.pid, signal.SIGKILL)
         dead._process.wait()
-        first = threading.Thread(target=index.count)  # finds it dead and replaces it
-        first.start()
-        until(lambda: dead.closed or index._worker is not dead)
+        counts: list[int] = []
+        first = threading.Thread(target=lambda: counts.append(index.count()))
+        first.start()  # finds it dead and replaces it
+        until(lambda: dead.closed)
         assert index._worker is dead  # the replacement is still starting
-        assert index.count() == 200
-        first.join()
+        tried = threading.Event()
+        sending = dead.send
+
+        def send(request: bytes) -> object:
+            try:
+                return sending(request)
+            finally:
+                tried.set()
+
+        dead.send = send  # type: ignore[method-assign]
+        second = threading.Thread(target=lambda: counts.append(index.count()))
+        second.start()
+        assert tried.wait(60), "the second search never reached the dead worker"
+        released.set()
+        first.join(60)
+        second.join(60)
+        assert counts == [200, 200]
     finally:
+        released.set()
         index.close()
 
 

@@ -194,7 +194,7 @@ def start_server(
     workdir: Path,
     *,
     health_service: str = "",
-    startup_timeout: float = 60,
+    startup_timeout: float = 180,
 ) -> ServerProcess:
     """Start `python -m <module> serve` on port 0 and wait until its health check says SERVING."""
     workdir.mkdir(parents=True, exist_ok=True)
