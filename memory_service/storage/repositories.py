@@ -194,18 +194,28 @@ class SqlMemoryRepository(TenantScoped):
         return found[0] if found else None
 
     def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
-        rows: list[Any] = []
+        """The memories and their revisions, one joined read per chunk of ids (as `get`):
+        recall validates every candidate through here, and a second statement for the
+        revisions cost it more than the rows it read."""
+        found: dict[str, Memory] = {}
         for ids in chunks(sorted(set(memory_ids)), IN_CLAUSE_CHUNK):
-            rows.extend(
-                self._run(
-                    "memories.get_many",
-                    lambda p: p.select(MemoryRow).where(
-                        MemoryRow.id.in_(bindparam("ids", expanding=True))
-                    ),
-                    ids=ids,
-                )
+            rows = self._run(
+                "memories.get_many",
+                lambda p: (
+                    p.select(MemoryRow, *_MEMORY_COLUMNS, *_REVISION_COLUMNS)
+                    .select_from(
+                        MemoryRow.__table__.outerjoin(
+                            RevisionRow,
+                            and_(RevisionRow.memory_id == MemoryRow.id, p.mine(RevisionRow)),
+                        )
+                    )
+                    .where(MemoryRow.id.in_(bindparam("ids", expanding=True)))
+                    .order_by(MemoryRow.id, RevisionRow.number)
+                ),
+                ids=ids,
             )
-        return {memory.id: memory for memory in self._with_revisions(rows)}
+            found.update((memory.id, memory) for memory in _memories_with_revisions(rows))
+        return found
 
     def count_live(self) -> int:
         count: int = self._run(

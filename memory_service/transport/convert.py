@@ -12,6 +12,7 @@ from crmmem.memory.v1 import access_service_pb2 as access_pb
 from crmmem.memory.v1 import memory_pb2 as pb
 from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from google.protobuf.message import Message as ProtoMessage
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -492,11 +493,17 @@ def receipt_proto(receipt: DeletionReceipt) -> service_pb.DeletionReceipt:
     return out
 
 
-def recalled_protos(result: RecallResult, instant: datetime) -> list[service_pb.RecalledMemory]:
-    return [
-        service_pb.RecalledMemory(memory=memory_proto(m, instant), score=score)
-        for m, score in result.memories
-    ]
+def add_recalled(
+    out: RepeatedCompositeFieldContainer[service_pb.RecalledMemory],
+    result: RecallResult,
+    instant: datetime,
+) -> None:
+    """Each recalled memory written into a new element of `out` in place: building each
+    message apart and copying it into the reply cost a quarter of the conversion again."""
+    for memory, score in result.memories:
+        recalled = out.add()
+        recalled.score = score
+        fill_memory(recalled.memory, memory, rules.applicable_revision(memory, instant), instant)
 
 
 def dropped_protos(result: RecallResult) -> list[service_pb.DroppedCandidates]:

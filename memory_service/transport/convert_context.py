@@ -240,5 +240,5 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
     if isinstance(built.recall, SearchUnavailable):
         out.recall_degraded = True
     elif built.recall is not None:
-        out.recalled.extend(convert.recalled_protos(built.recall, instant))
+        convert.add_recalled(out.recalled, built.recall, instant)
     return out

@@ -371,10 +371,9 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         outcome = self.recall(identity, query, limit, instant, caller_deadline(context), hint)
         if isinstance(outcome, SearchUnavailable):
             return service_pb.RecallMemoriesResponse(degraded=True, degraded_reason=outcome.reason)
-        return service_pb.RecallMemoriesResponse(
-            memories=convert.recalled_protos(outcome, instant),
-            dropped=convert.dropped_protos(outcome),
-        )
+        response = service_pb.RecallMemoriesResponse(dropped=convert.dropped_protos(outcome))
+        convert.add_recalled(response.memories, outcome, instant)
+        return response
 
     @rpc
     def ExportMemories(
