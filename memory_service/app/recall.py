@@ -1,10 +1,13 @@
 """Recall as both RecallMemories and BuildContext use it: search under a deadline, then the
 records decide (`domain.recall.RecallUseCases.validate`); degraded when search is unavailable.
 
-No database connection is held while the sidecar is asked: the caller's scopes are read in one
-short transaction, the search runs with nothing checked out of the pool, and the candidates are
-validated in a second short read (which re-checks every record and the caller's authority as
-they are then, so nothing the first read saw is trusted)."""
+No database connection is held while the sidecar is asked: the search runs with nothing checked
+out of the pool, and the candidates are validated afterwards in one short read, which re-checks
+every record and the caller's authority as they are then. RecallMemories builds the search's
+filter from what the caller could see at their last recall (`SeenVisibility`; read first in a
+short transaction of its own only when there is none), and that validation read reads it again:
+when it changed (a grant given or revoked since), the search is asked again with the filter as
+it now is, so a recall is never answered from a filter older than its own validation."""
 
 from __future__ import annotations
 
@@ -30,6 +33,9 @@ from memory_service.domain.recall import Candidate, RecallResult, RecallUseCases
 
 CANDIDATE_OVERFETCH = 3
 MAX_CANDIDATES = 100
+# SeenVisibility's bound: customer ids held over every caller (each caller counts at least one),
+# a few MB at most.
+SEEN_CUSTOMER_IDS = 50_000
 SEARCH_OFF = "search is turned off (MEMORY_RETRIEVAL_ADDRESS is empty)"
 tracer = trace.get_tracer("memory_service")
 degraded_counter = metrics.get_meter("memory_service").create_counter(
@@ -63,6 +69,39 @@ class ReplyMargin:
         return max(self._floor, validation, min(self.SHARE * remaining, self.SHARE_CAP))
 
 
+class SeenVisibility:
+    """What each caller could see when their last recall was validated, to build the next
+    search's filter without a read of its own before the search. Only a starting point: the
+    validation read reads the caller's visibility again and decides (`Recaller`). Bounded by the
+    customer ids it holds (`SEEN_CUSTOMER_IDS`), the callers seen longest ago forgotten first."""
+
+    def __init__(self, customer_ids: int = SEEN_CUSTOMER_IDS) -> None:
+        self._budget = customer_ids
+        self._held = 0
+        self._lock = threading.Lock()
+        self._seen: dict[Identity, Visibility] = {}
+
+    def get(self, identity: Identity) -> Visibility | None:
+        return self._seen.get(identity)
+
+    def put(self, identity: Identity, visibility: Visibility) -> None:
+        size = _size(visibility)
+        with self._lock:
+            old = self._seen.pop(identity, None)
+            if old is not None:
+                self._held -= _size(old)
+            if size > self._budget:
+                return
+            while self._seen and self._held + size > self._budget:
+                self._held -= _size(self._seen.pop(next(iter(self._seen))))  # the oldest
+            self._seen[identity] = visibility
+            self._held += size
+
+
+def _size(visibility: Visibility) -> int:
+    return 1 + len(visibility.customer_ids or ())
+
+
 class Recaller:
     def __init__(
         self,
@@ -72,6 +111,7 @@ class Recaller:
         margin: ReplyMargin | None = None,
         watch: IndexWatch | None = None,
         usage: UsageLog | None = None,
+        seen: SeenVisibility | None = None,
     ) -> None:
         self._tx = transactions
         self.recall = recall
@@ -79,6 +119,7 @@ class Recaller:
         self.margin = margin or ReplyMargin()
         self.watch = watch
         self.usage = usage or NoUsageLog()
+        self.seen = seen or SeenVisibility()
 
     def run(
         self,
@@ -91,26 +132,72 @@ class Recaller:
         within: Visibility | None = None,
         scopes: list[tuple[str, str]] | None = None,
     ) -> RecallResult | SearchUnavailable:
-        """`scopes` already resolved by the caller (a context's), else read here first.
+        """`scopes` already resolved by the caller (a context's, read in its own transaction),
+        else built from what the caller can see (`_own_scopes`).
 
         A search that would be refused anyway (turned off, the breaker open) answers degraded
-        before anything else, the scopes' read included: recall with the sidecar down costs no
-        more than the check. Every caller is then told the same, whatever scope it asked for."""
+        before anything else, any read included: recall with the sidecar down costs no more than
+        the check. Every caller is then told the same, whatever scope it asked for."""
         hint = hint or ScopeHint()
         if self.search is None:
             return SearchUnavailable(SEARCH_OFF)
         if refused := self.search.refusal():
             return SearchUnavailable(refused)
         if scopes is None:
-            resolved = self._tx.read(
-                identity, lambda uow: self.recall.search_scopes(uow, identity, hint)
-            )
-            if resolved is None:
-                return RecallResult()  # nothing the caller may see was asked for
-            scopes = resolved
+            return self._own_scopes(identity, query, limit, instant, deadline, hint)
         found = self._search(identity, query, limit, deadline, scopes)
         if isinstance(found, SearchUnavailable):
             return found
+        result = self._validate(identity, found, instant, hint, limit, within, None)
+        self.usage.note(identity.tenant_id, (m.id for m, _ in result.memories), utcnow())
+        return result
+
+    def _own_scopes(
+        self,
+        identity: Identity,
+        query: str,
+        limit: int,
+        instant: datetime,
+        deadline: float | None,
+        hint: ScopeHint,
+    ) -> RecallResult | SearchUnavailable:
+        """Searches with the filter of what the caller could last see, and validates in one
+        read that also reads what they can see now. A filter that was not current then is
+        searched once more with the current one; a second change meanwhile is not chased (the
+        validation, under what it read, still decides every candidate). A caller not seen
+        before is read first, and validated as before the search's filter was remembered."""
+        visibility = self.seen.get(identity)
+        read_now = visibility is None
+        if visibility is None:
+            visibility = self._tx.read(identity, lambda uow: self.recall.visibility(uow, identity))
+            self.seen.put(identity, visibility)
+        for again in (False, True):
+            scopes = self.recall.search_scopes(visibility, hint)
+            found: list[Candidate] = []
+            if scopes is not None:
+                candidates = self._search(identity, query, limit, deadline, scopes)
+                if isinstance(candidates, SearchUnavailable):
+                    return candidates
+                found = candidates
+            searched = None if read_now else visibility
+            result = self._validate(identity, found, instant, hint, limit, None, searched)
+            if result.visibility is None or result.visibility == visibility or again:
+                break
+            visibility, read_now = result.visibility, True
+            self.seen.put(identity, visibility)
+        self.usage.note(identity.tenant_id, (m.id for m, _ in result.memories), utcnow())
+        return result
+
+    def _validate(
+        self,
+        identity: Identity,
+        found: list[Candidate],
+        instant: datetime,
+        hint: ScopeHint,
+        limit: int,
+        within: Visibility | None,
+        searched: Visibility | None,
+    ) -> RecallResult:
         started = time.monotonic()
         # A span of its own only under a recording one (traces exported): it shows where a
         # slow recall's time went, and costs its bookkeeping on every call otherwise.
@@ -119,20 +206,21 @@ class Recaller:
             if trace.get_current_span().is_recording()
             else nullcontext(trace.INVALID_SPAN)
         ) as span:
+            # Nothing found under a filter read in this call: nothing to read. Under one
+            # remembered from an earlier call, the read still says whether it was current.
             result = (
                 self._tx.read(
                     identity,
                     lambda uow: self.recall.validate(
-                        uow, identity, found, instant, hint, limit, within
+                        uow, identity, found, instant, hint, limit, within, searched
                     ),
                 )
-                if found
+                if found or searched is not None
                 else RecallResult()
             )
             span.set_attribute("crmmem.recall.candidates", len(found))
             span.set_attribute("crmmem.recall.dropped", result.dropped_count)
         self.margin.observe(time.monotonic() - started)
-        self.usage.note(identity.tenant_id, (m.id for m, _ in result.memories), utcnow())
         return result
 
     def _search(

@@ -75,6 +75,16 @@ class AccessPolicy:
         )
         return frozenset(s for s in scopes if _reads(identity, s, customers))
 
+    def readable_within(
+        self, identity: Identity, scopes: Collection[Scope], visibility: Visibility
+    ) -> frozenset[Scope]:
+        """`readable`, given what the caller may see as `visibility` read in this transaction
+        (the authorizer's `allowed_customers`): no second question to the authorizer."""
+        customers = visibility.customer_ids
+        if customers is None:  # every customer of the tenant
+            customers = frozenset(s.id for s in scopes if s.type is ScopeType.CUSTOMER)
+        return frozenset(s for s in scopes if _reads(identity, s, customers))
+
     def can_write(self, uow: UnitOfWork, identity: Identity, scope: Scope) -> bool:
         """User memory is written by its subject only, never on their behalf."""
         match scope.type:

@@ -49,6 +49,9 @@ class RecallResult:
     candidate_count: int = 0
     memories: list[tuple[Memory, float]] = field(default_factory=list)
     dropped: Counter[DropReason] = field(default_factory=Counter)
+    # What the caller could see when the candidates were validated, when validation read it
+    # (`RecallUseCases.validate`'s `searched`): whoever built the search's filter compares.
+    visibility: Visibility | None = None
 
     @property
     def dropped_count(self) -> int:
@@ -59,9 +62,12 @@ class RecallUseCases:
     def __init__(self, policy: AccessPolicy) -> None:
         self._policy = policy
 
-    def search_scopes(
-        self, uow: UnitOfWork, identity: Identity, hint: ScopeHint
-    ) -> list[tuple[str, str]] | None:
+    def visibility(self, uow: UnitOfWork, identity: Identity) -> Visibility:
+        """What the caller may see now: the search's filter is built from it."""
+        return self._policy.visibility(uow, identity)
+
+    @staticmethod
+    def search_scopes(visibility: Visibility, hint: ScopeHint) -> list[tuple[str, str]] | None:
         """The requested scope intersected with what the caller may see, as sidecar filters.
 
         None: the intersection is empty, so nothing is searched and nothing is counted; asking
@@ -69,7 +75,6 @@ class RecallUseCases:
         for an empty one of your own (I7). An empty list means the whole tenant (admins, or more
         customers than a filter should carry). Validation below still decides every candidate.
         """
-        visibility = self._policy.visibility(uow, identity)
         users, customers = visibility.user_ids, visibility.customer_ids
         if hint.scope_type is ScopeType.ORGANIZATION:
             return [(ScopeType.ORGANIZATION.value, "")]
@@ -93,15 +98,26 @@ class RecallUseCases:
         hint: ScopeHint,
         limit: int,
         within: Visibility | None = None,
+        searched: Visibility | None = None,
     ) -> RecallResult:
         """`within` narrows recall to a context's scopes (e.g. only unambiguous customers).
+
+        `searched`: what the caller could see when the search's filter was built from it. The
+        caller's visibility is then read again here, decides which candidates are readable, and
+        is returned in the result (`visibility`): when it differs, the filter was not the
+        caller's as it now is, and the search should be asked again.
 
         A candidate the caller may not read is dropped without a trace: counting it, under any
         reason, would tell the caller that somebody else's memory matched the query (I7).
         """
         result = RecallResult()
         memories = uow.memories.get_many([c.memory_id for c in candidates])
-        readable = self._policy.readable(uow, identity, {m.scope for m in memories.values()})
+        scopes = {m.scope for m in memories.values()}
+        if searched is None:
+            readable = self._policy.readable(uow, identity, scopes)
+        else:
+            result.visibility = self._policy.visibility(uow, identity)
+            readable = self._policy.readable_within(identity, scopes, result.visibility)
         seen: set[str] = set()
         for candidate in candidates:
             memory = memories.get(candidate.memory_id)

@@ -77,15 +77,19 @@ class _Recall:
         self._units = units
         self.calls: list[tuple[str, int]] = []
 
-    def search_scopes(self, uow: object, identity: Identity, hint: ScopeHint) -> list[Any]:
+    def visibility(self, uow: object, identity: Identity) -> Visibility:
         self.calls.append(("scopes", self._units.open))
-        return [("USER", identity.user_id)]
+        return Visibility(frozenset({identity.user_id}), frozenset())
+
+    @staticmethod
+    def search_scopes(visibility: Visibility, hint: ScopeHint) -> list[Any]:
+        return [("USER", user) for user in sorted(visibility.user_ids or ())]
 
     def validate(
         self, uow: object, identity: Identity, candidates: list[Candidate], *a: Any
     ) -> Any:
         self.calls.append(("validate", self._units.open))
-        return RecallResult(candidate_count=len(candidates))
+        return RecallResult(candidate_count=len(candidates), visibility=a[-1])
 
 
 def _recaller(units: _Units, search: _Search) -> tuple[Recaller, _Recall]:
@@ -103,6 +107,10 @@ def test_recall_searches_with_no_unit_of_work_open() -> None:
     assert outcome.candidate_count == 1
     assert search.open_during_search == [0]
     assert recall.calls == [("scopes", 1), ("validate", 1)]  # both inside a (short) read
+    assert units.open == 0
+    recaller.run(IDENTITY, "meetings?", 5, utcnow(), None)  # what mara saw is known now
+    assert search.open_during_search == [0, 0]
+    assert recall.calls[2:] == [("validate", 1)]
     assert units.open == 0
 
 
