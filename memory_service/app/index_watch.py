@@ -108,7 +108,9 @@ class IndexWatch:
         now = utcnow()
         with self._units(tenant_id, write=False) as uow:
             missing = missing_from_index(uow, lambda: self._search.tenant_points(tenant_id), now)
-            _, refilling = uow.outbox.pending(now)
+            # Asked only of a short index: two statements built on every call, three quarters
+            # of a complete tenant's check (every recalled tenant, every interval).
+            refilling = missing > 0 and uow.outbox.pending(now)[1]
         if missing == 0:
             return None
         if not refilling:
