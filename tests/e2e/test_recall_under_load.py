@@ -243,17 +243,24 @@ def test_sidecar_killed_during_ingest_is_fully_indexed_soon_after_it_returns(
 
 
 def test_hung_sidecar_gives_short_deadlines_degraded_answers_not_errors(stack: Stack) -> None:
+    """Beside the callers, a control caller lists one memory (no search) throughout. A caller's
+    error while a control call was itself slower than the deadline was sized for (a third of
+    it) happened while the machine stalled every call, and says nothing about the service: it
+    is reported, not counted. Every other error fails the test; on a quiet machine no control
+    call comes near that, and a service that waited out the hung sidecar fails every call
+    before its breaker opens, not only those in a stall."""
     mara = first_memory_recalled(stack)
     deadline = short_deadline(mara, callers=4)
     os.kill(stack.sidecar.process.pid, signal.SIGSTOP)
-    errors: list[str] = []
+    errors: list[tuple[str, float, float]] = []
     answers: list[bool] = []
     took: list[float] = []
+    control: list[tuple[float, float]] = []
     lock = threading.Lock()
+    stop = time.monotonic() + 8
 
     def caller(n: int) -> None:
         client = stack.memory.client("acme", f"caller-{n}")
-        stop = time.monotonic() + 8
         while time.monotonic() < stop:
             began = time.perf_counter()
             try:
@@ -266,15 +273,27 @@ def test_hung_sidecar_gives_short_deadlines_degraded_answers_not_errors(stack: S
             except grpc.RpcError as error:
                 with lock:
                     kind = "recall" if n % 2 else "context"
-                    errors.append(f"{kind} {error.code().name} {time.perf_counter() - began:.3f}s")
+                    errors.append((f"{kind} {error.code().name}", began, time.perf_counter()))
                 continue
             with lock:
                 answers.append(degraded)
                 took.append(time.perf_counter() - began)
             time.sleep(0.02)  # callers, not a load generator
 
+    def controller() -> None:
+        client = stack.memory.client("acme", "control")
+        while time.monotonic() < stop:
+            began = time.perf_counter()
+            client.memories.ListMemories(
+                memory_service_pb2.ListMemoriesRequest(page_size=1), timeout=30
+            )
+            with lock:
+                control.append((began, time.perf_counter()))
+            time.sleep(0.02)
+
     try:
         threads = [threading.Thread(target=caller, args=(n,)) for n in range(4)]
+        threads.append(threading.Thread(target=controller))
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -282,12 +301,19 @@ def test_hung_sidecar_gives_short_deadlines_degraded_answers_not_errors(stack: S
     finally:
         os.kill(stack.sidecar.process.pid, signal.SIGCONT)
     took.sort()
+
+    def stalled(began: float, ended: float) -> bool:
+        return any(b < ended and e > began and e - b >= deadline / 3 for b, e in control)
+
+    described = [f"{what} {ended - began:.3f}s" for what, began, ended in errors]
+    blamed = [d for d, (_, b, e) in zip(described, errors, strict=True) if not stalled(b, e)]
+    slowest = max(e - b for b, e in control)
     print(
         f"\nhung sidecar, {deadline * 1000:.0f} ms deadlines: {len(answers)} answers "
         f"(p50 {took[len(took) // 2] * 1000:.0f} ms, max {took[-1] * 1000:.0f} ms), "
-        f"errors {errors}"
+        f"errors {described}, slowest control call {slowest * 1000:.0f} ms"
     )
-    assert errors == []
+    assert blamed == [], f"errors while calls without search were quick: {blamed}"
     assert len(answers) > 20
     assert all(answers), "a hung sidecar cannot have answered"
     # Once it runs again, recall returns without any restart.
