@@ -1,0 +1,100 @@
+"""Attacks on how the cursor path (`TenantScoped._run`) fills a plan's parameters: IN lists of
+many lengths share one plan (more lengths than it keeps SQL texts for), ids that differ only in
+characters drivers treat specially, and the values reach the database in their own places. Each
+read is compared with SQLAlchemy's own path on real SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+
+from memory_service.domain.model import CustomerGrant, utcnow
+from memory_service.storage.migrate import upgrade
+from memory_service.storage.scoped import _plain
+from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
+from tests.conftest import BACKENDS
+from tests.integration.test_prepared_statements import through_sqlalchemy
+from tests.integration.test_storage import make_memory
+from tests.support.servers import database_url
+
+ODD_IDS = ["c-ünï-☃", "c'quote", 'c"dq', "c%s", "c%(x)s", "c?", "c:name", "c\\back", "c" * 120]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def units(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SqlUnitOfWorkFactory]:
+    with database_url(request.param, tmp_path_factory.mktemp("binding"))() as url:
+        engine = create_database_engine(url)
+        upgrade(engine)
+        yield SqlUnitOfWorkFactory(engine, check_scope=True)
+        engine.dispose()
+
+
+def test_in_lists_of_every_length_find_exactly_their_rows(units: SqlUnitOfWorkFactory) -> None:
+    """More than the plan's cached lengths (64), in shuffled order and back again: each IN list
+    must bind its own items, never a cached text of another length's."""
+    tenant = "lengths"
+    memories = [make_memory(tenant, key=f"k{n}") for n in range(120)]
+    with units(tenant, write=True) as uow:
+        for memory in memories:
+            uow.memories.add(memory)
+        uow.commit()
+    ids = [memory.id for memory in memories]
+    rng = random.Random(7)
+    lengths = list(range(0, 121)) + [rng.randrange(0, 121) for _ in range(60)]
+    rng.shuffle(lengths)
+    with units(tenant, write=False) as uow:
+        assert _plain(uow.session.connection())
+        for length in lengths:
+            wanted = rng.sample(ids, length)
+            asked = [*wanted, *(f"missing-{n}" for n in range(length % 3))]
+            found = uow.memories.get_many(asked)
+            assert sorted(found) == sorted(wanted), length
+            assert all(found[i].id == i and found[i].tenant_id == tenant for i in wanted)
+
+
+def test_odd_characters_bind_as_values_alike_on_both_paths(units: SqlUnitOfWorkFactory) -> None:
+    tenant = "odd-ids"
+    granted = ODD_IDS[::2]
+    with units(tenant, write=True) as uow:
+        for customer in granted:
+            uow.grants.add(CustomerGrant(tenant, "ü-user", customer, "admin", utcnow()))
+        uow.commit()
+    asked = [*ODD_IDS, "c", "%", "_"]
+    with units(tenant, write=False) as uow:
+        on_the_cursor = (
+            uow.grants.granted_among("ü-user", asked),
+            uow.grants.customers_of("ü-user"),
+            uow.grants.granted_among("u%", asked),
+        )
+    with through_sqlalchemy(units.engine), units(tenant, write=False) as uow:
+        through = (
+            uow.grants.granted_among("ü-user", asked),
+            uow.grants.customers_of("ü-user"),
+            uow.grants.granted_among("u%", asked),
+        )
+    assert on_the_cursor == through
+    assert on_the_cursor[0] == frozenset(granted)
+    assert on_the_cursor[1] == frozenset(granted)
+    assert on_the_cursor[2] == frozenset()
+
+
+def test_a_read_of_another_tenants_ids_finds_nothing_on_the_cursor(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    """The tenant is a parameter like the ids: after many lengths it is still bound in its place."""
+    mine = [make_memory("owner", key=f"k{n}") for n in range(5)]
+    with units("owner", write=True) as uow:
+        for memory in mine:
+            uow.memories.add(memory)
+        uow.commit()
+    ids = [memory.id for memory in mine]
+    with units("stranger", write=False) as uow:
+        for length in range(1, 6):
+            assert uow.memories.get_many(ids[:length]) == {}
+            assert uow.memories.get(ids[length - 1]) is None
+    with units("owner", write=False) as uow:
+        assert sorted(uow.memories.get_many(ids)) == sorted(ids)
