@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from retrieval_service.lexical import NO_TERMS, SparseTerms
 
@@ -90,16 +90,17 @@ def markers(
     return found
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
+    """A tuple: built and pickled for every candidate of every search (each one crosses from the
+    engine's worker process), a quarter of a frozen dataclass's cost."""
+
     id: str
     score: float
     version: int
     revision_number: int
 
 
-@dataclass(frozen=True)
-class ScopeSelector:
+class ScopeSelector(NamedTuple):
     scope_type: str
     scope_id: str = ""
 
