@@ -83,6 +83,8 @@ def vectors(embedder: Embedder, texts: list[str]) -> np.ndarray:
 
 def test_fp32_vectors_are_the_torch_vectors(export_dir: Path, torch_vectors: np.ndarray) -> None:
     onnx = OnnxEmbedder(export_dir, "fp32", threads=1)
+    onnx.huge_pages.join(timeout=60)  # the weights' memory moved into huge pages meanwhile
+    assert not onnx.huge_pages.is_alive()
     got = vectors(onnx, varied_texts())
     assert got.shape == torch_vectors.shape == (200, 384)
     cosines = (got * torch_vectors).sum(axis=1)
