@@ -60,8 +60,8 @@ class LastIdleFirstPool(ThreadPoolExecutor):
                     name=f"{self._prefix}_{len(self._started)}",
                     daemon=True,
                 )
+                thread.start()  # counted once running: one that cannot start takes no slot
                 self._started.append(thread)
-                thread.start()
             else:
                 self._waiting.append(work)
         return future

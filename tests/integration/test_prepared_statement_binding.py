@@ -7,16 +7,22 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 
-from memory_service.domain.model import CustomerGrant, utcnow
+from memory_service.domain.model import CustomerGrant, MemoryKind, ScopeType, utcnow
+from memory_service.domain.ports import MemoryQuery, Visibility
 from memory_service.storage.migrate import upgrade
 from memory_service.storage.scoped import _plain
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
+from memory_service.storage.unit_of_work import (
+    SqlUnitOfWork,
+    SqlUnitOfWorkFactory,
+    create_database_engine,
+)
 from tests.conftest import BACKENDS
 from tests.integration.test_prepared_statements import through_sqlalchemy
-from tests.integration.test_storage import make_memory
+from tests.integration.test_storage import EVERYTHING, make_memory
 from tests.support.servers import database_url
 
 ODD_IDS = ["c-ünï-☃", "c'quote", 'c"dq', "c%s", "c%(x)s", "c?", "c:name", "c\\back", "c" * 120]
@@ -98,3 +104,51 @@ def test_a_read_of_another_tenants_ids_finds_nothing_on_the_cursor(
             assert uow.memories.get(ids[length - 1]) is None
     with units("owner", write=False) as uow:
         assert sorted(uow.memories.get_many(ids)) == sorted(ids)
+
+
+def test_filtered_pages_bind_times_enums_and_flags_alike_on_both_paths(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    """A page's filters bind a datetime (SQLite stores it as text, PostgreSQL as a timestamp),
+    enums, a boolean and a limit: each in its own place, the rows decoded back to the same
+    aware datetimes."""
+    tenant = "filters"
+    memories = [make_memory(tenant, user=f"u{n % 3}", key=f"k{n}") for n in range(12)]
+    with units(tenant, write=True) as uow:
+        for memory in memories:
+            uow.memories.add(memory)
+        uow.commit()
+    now = utcnow()
+    queries = [
+        MemoryQuery(EVERYTHING),
+        MemoryQuery(EVERYTHING, changed_since=now - timedelta(hours=1)),
+        MemoryQuery(EVERYTHING, changed_since=now + timedelta(hours=1)),
+        MemoryQuery(EVERYTHING, scope_type=ScopeType.USER, scope_id="u1"),
+        MemoryQuery(EVERYTHING, key="k4", kind=MemoryKind.PREFERENCE),
+        MemoryQuery(EVERYTHING, kind=MemoryKind.FACT),
+        MemoryQuery(EVERYTHING, show_deleted=True),
+        MemoryQuery(Visibility(frozenset({"u2"}), frozenset())),
+        MemoryQuery(Visibility(frozenset({"u0", "u2"}), frozenset({"c1"}))),
+    ]
+
+    def pages(uow: SqlUnitOfWork) -> list[object]:
+        got = []
+        for query in queries:
+            for limit in (1, 5, 100):
+                page = uow.memories.list_after(query, "", limit)
+                after = page[-1].id if page else ""
+                got.append((page, uow.memories.list_after(query, after, limit)))
+        return got
+
+    with units(tenant, write=False) as uow:
+        on_the_cursor = pages(uow)
+    with through_sqlalchemy(units.engine), units(tenant, write=False) as uow:
+        through = pages(uow)
+    assert on_the_cursor == through
+    everything = on_the_cursor[2][0]
+    assert len(everything) == 12
+    assert all(m.revisions[0].valid_until.tzinfo is not None for m in everything)
+    assert len(on_the_cursor[1 * 3 + 2][0]) == 12  # changed in the last hour: all
+    assert on_the_cursor[2 * 3 + 2][0] == []  # changed after the next hour: none
+    assert {m.scope.id for m in on_the_cursor[3 * 3 + 2][0]} == {"u1"}
+    assert {m.scope.id for m in on_the_cursor[7 * 3 + 2][0]} == {"u2"}

@@ -77,3 +77,29 @@ def test_shutdown_ends_the_threads_and_refuses_new_work() -> None:
     assert not [t for t in threading.enumerate() if t.name.startswith("ending_")]
     with pytest.raises(RuntimeError):
         pool.submit(lambda: None)
+
+
+def test_a_thread_that_could_not_start_leaves_no_slot_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Out of threads (the process's limit, memory) a submit fails: that call is refused, but
+    the pool must not count the thread that never ran, or after max_workers such failures every
+    later call waits for ever behind threads that do not exist."""
+    pool = LastIdleFirstPool(1)
+    start = threading.Thread.start
+    failures = iter([RuntimeError("can't start new thread")])
+
+    def flaky_start(thread: threading.Thread) -> None:
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        start(thread)
+
+    try:
+        monkeypatch.setattr(threading.Thread, "start", flaky_start)
+        with pytest.raises(RuntimeError, match="start new thread"):
+            pool.submit(lambda: "refused")
+        assert pool.submit(lambda: "ran").result(10) == "ran"
+    finally:
+        monkeypatch.undo()
+        pool.shutdown()
