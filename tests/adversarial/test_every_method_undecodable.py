@@ -1,8 +1,8 @@
-"""Undecodable request bytes are INVALID_ARGUMENT on every method the memory service serves,
-not only the few a hand-picked list names: each method's handler is wrapped as it is registered
-(`memory_service/transport/edge.py`), so a method registered some other way, or a streaming
-one, must not fall back to gRPC's own INTERNAL. The methods come from the server's reflection,
-so a service added later is covered without editing this test."""
+"""Undecodable request bytes, plain or gzip-compressed, are INVALID_ARGUMENT on every method
+the memory service serves, not only the few a hand-picked list names: each method's handler is
+wrapped as it is registered (`memory_service/transport/edge.py`), so a method registered some
+other way, or a streaming one, must not fall back to gRPC's own INTERNAL. The methods come from
+the server's reflection, so a service added later is covered without editing this test."""
 
 from __future__ import annotations
 
@@ -59,17 +59,20 @@ def test_undecodable_bytes_are_invalid_argument_on_every_method(
     for path, client_streaming, server_streaming in methods:
         if client_streaming:
             continue
-        for payload in PAYLOADS:
+        for payload, compression in [(p, grpc.Compression.NoCompression) for p in PAYLOADS] + [
+            (PAYLOADS[0] * 1000, grpc.Compression.Gzip)
+        ]:
+            options = {"metadata": metadata, "timeout": 10, "compression": compression}
             try:
                 if server_streaming:
-                    list(channel.unary_stream(path)(payload, metadata=metadata, timeout=10))
+                    list(channel.unary_stream(path)(payload, **options))
                 else:
-                    channel.unary_unary(path)(payload, metadata=metadata, timeout=10)
+                    channel.unary_unary(path)(payload, **options)
             except grpc.RpcError as error:
                 if error.code() != grpc.StatusCode.INVALID_ARGUMENT:
-                    wrong[(path, payload)] = error.code()
+                    wrong[(path, payload[:8], compression)] = error.code()
             else:
-                wrong[(path, payload)] = "OK"
+                wrong[(path, payload[:8], compression)] = "OK"
     assert not wrong, wrong
 
 

@@ -6,11 +6,16 @@ read is compared with SQLAlchemy's own path on real SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
+from memory_service.domain.errors import DatabaseUnavailable
 from memory_service.domain.model import CustomerGrant, MemoryKind, ScopeType, utcnow
 from memory_service.domain.ports import MemoryQuery, Visibility
 from memory_service.storage.migrate import upgrade
@@ -152,3 +157,60 @@ def test_filtered_pages_bind_times_enums_and_flags_alike_on_both_paths(
     assert on_the_cursor[2 * 3 + 2][0] == []  # changed after the next hour: none
     assert {m.scope.id for m in on_the_cursor[3 * 3 + 2][0]} == {"u1"}
     assert {m.scope.id for m in on_the_cursor[7 * 3 + 2][0]} == {"u2"}
+
+
+def test_concurrent_reads_that_fail_midway_hand_every_connection_back_clean(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    """More reading threads than the pool keeps (10), a third raising mid-read and a third
+    failing a statement: afterwards nothing is checked out, no session idles in a transaction
+    (PostgreSQL), and each tenant still reads only its own rows."""
+    mine = make_memory("busy-1", key="k")
+    theirs = make_memory("busy-2", key="k")
+    for memory in (mine, theirs):
+        with units(memory.tenant_id, write=True) as uow:
+            uow.memories.add(memory)
+            uow.commit()
+    errors: list[BaseException] = []
+
+    def reader(worker: int) -> None:
+        for round_ in range(15):
+            tenant, own, other = (
+                ("busy-1", mine.id, theirs.id) if (worker + round_) % 2 else
+                ("busy-2", theirs.id, mine.id)
+            )  # fmt: skip
+            try:
+                with units(tenant, write=False) as uow:
+                    assert uow.memories.get(own) is not None
+                    assert uow.memories.get(other) is None
+                    if round_ % 3 == 1:
+                        raise LookupError("the caller's own failure")
+                    if round_ % 3 == 2:
+                        uow.session.execute(text("SELECT no_such_column FROM no_such_table"))
+            except LookupError:
+                continue
+            except (DBAPIError, DatabaseUnavailable) as error:
+                if round_ % 3 != 2:  # only the bad statement may fail (SQLite: OperationalError)
+                    errors.append(error)
+            except BaseException as error:  # an assertion above, or anything unexpected
+                errors.append(error)
+
+    threads = [threading.Thread(target=reader, args=(n,)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, errors[:3]
+    pool: Any = units.engine.pool
+    assert pool.checkedout() == 0
+    if units.engine.dialect.name == "postgresql":
+        with units.engine.connect() as connection:
+            stuck = connection.execute(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND state LIKE 'idle in transaction%'"
+                )
+            ).scalar_one()
+        assert stuck == 0
+    with units("busy-1", write=False) as uow:
+        assert sorted(uow.memories.get_many([mine.id, theirs.id])) == [mine.id]
