@@ -1,10 +1,11 @@
 """The sidecar's embedders side by side: torch (sentence-transformers), ONNX fp32 and ONNX int8.
 
-Per short query (one text, as recall embeds it): p50/p95 with one model thread and with two; a
-batch of 64 memory-sized documents (an outbox drain's chunk) with each; the cosine of each
-runtime's vectors to torch's and int8's to fp32 over 200 texts; and how long a sidecar process
-takes from start to SERVING with `RETRIEVAL_EMBEDDER=torch` and with the default. The load
-average is printed before and after: on a shared machine every figure moves with it.
+Per short query (one text, as recall embeds it): p50/p95 and CPU with one model thread and with
+two; a batch of 64 memory-sized documents (an outbox drain's chunk) with each, and its CPU a
+text; the cosine of each runtime's vectors to torch's and int8's to fp32 over 200 texts; and how
+long a sidecar process takes from start to SERVING with `RETRIEVAL_EMBEDDER=torch` and with the
+default. The load average is printed before and after: on a shared machine every figure moves
+with it (CPU figures least).
 
     .venv/bin/python -m bench.embedding_bench [--queries 200] [--starts 1]
 """
@@ -59,25 +60,38 @@ def load_average() -> list[float]:
 
 
 def per_query(embedder: Embedder, count: int) -> dict[str, float]:
+    pages = getattr(embedder, "huge_pages", None)
+    if pages is not None:
+        pages.join()  # moving the weights into huge pages is the start's CPU, not the queries'
     embedder.embed(["warm up"])
     samples = []
+    cpu = time.process_time()
     for i in range(count):
         text = QUERIES[i % len(QUERIES)]
         start = time.perf_counter()
         embedder.embed([text])
         samples.append(time.perf_counter() - start)
-    return summary_ms(samples)
+    # CPU per query moves far less with the machine's load than the wall-clock figures.
+    cpu_ms = (time.process_time() - cpu) / count * 1000
+    return {**summary_ms(samples), "cpu_ms": round(cpu_ms, 3)}
 
 
 def per_batch(embedder: Embedder, rounds: int = 5) -> dict[str, float]:
     texts = documents(64)
     samples = []
+    cpu = time.process_time()
     for _ in range(rounds):
         start = time.perf_counter()
         embedder.embed(texts)
         samples.append(time.perf_counter() - start)
     median = statistics.median(samples)
-    return {"batch": 64, "p50_ms": round(median * 1000, 1), "texts_per_s": round(64 / median, 1)}
+    cpu_ms = (time.process_time() - cpu) / (rounds * len(texts)) * 1000
+    return {
+        "batch": 64,
+        "p50_ms": round(median * 1000, 1),
+        "texts_per_s": round(64 / median, 1),
+        "cpu_ms_per_text": round(cpu_ms, 3),
+    }
 
 
 def cosines(a: list[list[float]], b: list[list[float]]) -> dict[str, float]:
