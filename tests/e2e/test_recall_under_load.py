@@ -32,7 +32,7 @@ from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 from tests.conftest import memory_env, start_retrieval
 from tests.e2e.helpers import create_pref
 from tests.support.outbox import queued
-from tests.support.pace import deadline_for, slowest_round_trip
+from tests.support.pace import StallWatch, deadline_for, slowest_round_trip
 from tests.support.polling import eventually
 from tests.support.servers import Client, ServerProcess, database_url, sidecar_stub, start_server
 
@@ -95,15 +95,15 @@ def values(reply: memory_service_pb2.RecallMemoriesResponse) -> list[str]:
     return [r.memory.applicable_revision.value for r in reply.memories]
 
 
+def list_one(client: Client) -> None:
+    """A call that does no search: what any call costs the machine now."""
+    client.memories.ListMemories(memory_service_pb2.ListMemoriesRequest(page_size=1), timeout=30)
+
+
 def short_deadline(client: Client, callers: int = 1) -> float:
     """200 ms, or what the machine's load alone needs for an answer given at once: a second
     of `callers` threads listing one memory (no search) shows it."""
-    slowest = slowest_round_trip(
-        lambda: client.memories.ListMemories(
-            memory_service_pb2.ListMemoriesRequest(page_size=1), timeout=30
-        ),
-        callers,
-    )
+    slowest = slowest_round_trip(lambda: list_one(client), callers)
     deadline = deadline_for(0.2, slowest)
     print(f"\nslowest listing {slowest * 1000:.0f} ms: short deadline {deadline * 1000:.0f} ms")
     return deadline
@@ -190,14 +190,32 @@ def test_killed_sidecar_degrades_within_deadline_and_recall_returns_within_2s(
     mara = first_memory_recalled(stack)
     stack.kill_sidecar()
     short = short_deadline(mara)
-    for timeout in (short, 1.0, 5.0):
-        for _ in range(5):
-            began = time.perf_counter()
-            reply = recall(mara, "shirt colour", timeout=timeout)
-            elapsed = time.perf_counter() - began
-            assert reply.degraded
-            assert reply.memories == []
-            assert elapsed < min(timeout, 1.0), f"degraded recall took {elapsed:.3f}s"
+    # A recall caught in a stall of the whole machine (a call without search as slow, at the
+    # same moment) is made again: five must answer in time, up to 20 tries.
+    control = stack.memory.client("acme", "control")
+    with StallWatch(lambda: list_one(control)) as watch:
+        for timeout in (short, 1.0, 5.0):
+            quick = tries = 0
+            while quick < 5:
+                tries += 1
+                began = time.perf_counter()
+                try:
+                    reply = recall(mara, "shirt colour", timeout=timeout)
+                except grpc.RpcError as error:
+                    ended = time.perf_counter()
+                    if tries < 20 and watch.stalled(began, ended, short / 3):
+                        continue
+                    raise AssertionError(
+                        f"{error.code().name} after {ended - began:.3f}s"
+                    ) from error
+                elapsed = time.perf_counter() - began
+                assert reply.degraded
+                assert reply.memories == []
+                late = elapsed >= min(timeout, 1.0)
+                if late and tries < 20 and watch.stalled(began, began + elapsed, short / 3):
+                    continue
+                assert elapsed < min(timeout, 1.0), f"degraded recall took {elapsed:.3f}s"
+                quick += 1
     create_pref(mara, "tie_color", "prefers green ties")  # written while search is down
     eventually(
         lambda: any(q.last_error for q in queued(stack.memory.database_url, "acme")),
@@ -255,7 +273,6 @@ def test_hung_sidecar_gives_short_deadlines_degraded_answers_not_errors(stack: S
     errors: list[tuple[str, float, float]] = []
     answers: list[bool] = []
     took: list[float] = []
-    control: list[tuple[float, float]] = []
     lock = threading.Lock()
     stop = time.monotonic() + 8
 
@@ -280,38 +297,27 @@ def test_hung_sidecar_gives_short_deadlines_degraded_answers_not_errors(stack: S
                 took.append(time.perf_counter() - began)
             time.sleep(0.02)  # callers, not a load generator
 
-    def controller() -> None:
-        client = stack.memory.client("acme", "control")
-        while time.monotonic() < stop:
-            began = time.perf_counter()
-            client.memories.ListMemories(
-                memory_service_pb2.ListMemoriesRequest(page_size=1), timeout=30
-            )
-            with lock:
-                control.append((began, time.perf_counter()))
-            time.sleep(0.02)
-
     try:
-        threads = [threading.Thread(target=caller, args=(n,)) for n in range(4)]
-        threads.append(threading.Thread(target=controller))
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        control = stack.memory.client("acme", "control")
+        with StallWatch(lambda: list_one(control)) as watch:
+            threads = [threading.Thread(target=caller, args=(n,)) for n in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            described = [f"{what} {ended - began:.3f}s" for what, began, ended in errors]
+            blamed = [
+                text
+                for text, (_, began, ended) in zip(described, errors, strict=True)
+                if not watch.stalled(began, ended, deadline / 3)
+            ]
     finally:
         os.kill(stack.sidecar.process.pid, signal.SIGCONT)
     took.sort()
-
-    def stalled(began: float, ended: float) -> bool:
-        return any(b < ended and e > began and e - b >= deadline / 3 for b, e in control)
-
-    described = [f"{what} {ended - began:.3f}s" for what, began, ended in errors]
-    blamed = [d for d, (_, b, e) in zip(described, errors, strict=True) if not stalled(b, e)]
-    slowest = max(e - b for b, e in control)
     print(
         f"\nhung sidecar, {deadline * 1000:.0f} ms deadlines: {len(answers)} answers "
         f"(p50 {took[len(took) // 2] * 1000:.0f} ms, max {took[-1] * 1000:.0f} ms), "
-        f"errors {described}, slowest control call {slowest * 1000:.0f} ms"
+        f"errors {described}, slowest control call {watch.slowest * 1000:.0f} ms"
     )
     assert blamed == [], f"errors while calls without search were quick: {blamed}"
     assert len(answers) > 20

@@ -42,3 +42,51 @@ def deadline_for(stated: float, slowest: float, factor: float = 3.0, cap: float 
     """`stated`, or `factor` times the slowest round trip seen when the machine is slower than
     that leaves room for; never above `cap` (the test's point must stay a short deadline)."""
     return min(cap, max(stated, factor * slowest))
+
+
+class StallWatch:
+    """A control caller making `call` (one that does nothing in question) over and over while
+    the block runs: a call under test that was slow while a control call was as slow was caught
+    in a stall of the whole machine, which says nothing about the service."""
+
+    def __init__(self, call: Callable[[], object], pause: float = 0.02) -> None:
+        self._call = call
+        self._pause = pause
+        self._done: list[tuple[float, float]] = []
+        self._current: float | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            began = time.perf_counter()
+            with self._lock:
+                self._current = began
+            self._call()
+            with self._lock:
+                self._done.append((began, time.perf_counter()))
+                self._current = None
+            self._stop.wait(self._pause)
+
+    def __enter__(self) -> StallWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(60)
+
+    def stalled(self, began: float, ended: float, longer_than: float) -> bool:
+        """Whether a control call overlapping `began`..`ended` (perf_counter instants) took
+        `longer_than` seconds or more (one still running counts as lasting until now)."""
+        with self._lock:
+            calls = list(self._done)
+            if self._current is not None:
+                calls.append((self._current, time.perf_counter()))
+        return any(b < ended and e > began and e - b >= longer_than for b, e in calls)
+
+    @property
+    def slowest(self) -> float:
+        with self._lock:
+            return max((e - b for b, e in self._done), default=0.0)
