@@ -25,7 +25,7 @@ from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as rpb_grpc
 from tests.conftest import memory_env, start_retrieval
 from tests.e2e.helpers import correct, create_pref, delete
 from tests.support.otlp import OtlpCollector
-from tests.support.pace import deadline_for, slowest_round_trip
+from tests.support.pace import StallWatch, deadline_for, slowest_round_trip
 from tests.support.polling import eventually
 from tests.support.servers import (
     Client,
@@ -299,14 +299,24 @@ def test_sidecar_killed_recall_degrades_writes_continue_and_outbox_catches_up(
     # At most the 300 ms search timeout, plus 200 ms for the rest of the call, or what a call
     # without search takes on a machine busier than that allows (tests/support/pace.py).
     rest = deadline_for(0.2, slowest_round_trip(lambda: list_memories(mara)))
-    for _ in range(5):
-        started = time.perf_counter()
-        reply = recall(mara, "shirt colour", timeout=5)
-        elapsed = time.perf_counter() - started
-        assert reply.degraded, "recall must say it is degraded"
-        assert reply.memories == []
-        assert reply.degraded_reason
-        assert elapsed < 0.3 + rest, f"recall took {elapsed:.3f}s with the sidecar down"
+    # A recall caught in a stall of the whole machine (a call without search as slow, at the
+    # same moment) is made again: five must answer in time, up to 20 tries.
+    control = memory.client("acme", "control")
+    with StallWatch(lambda: list_memories(control)) as watch:
+        quick = tries = 0
+        while quick < 5:
+            tries += 1
+            started = time.perf_counter()
+            reply = recall(mara, "shirt colour", timeout=5)
+            elapsed = time.perf_counter() - started
+            assert reply.degraded, "recall must say it is degraded"
+            assert reply.memories == []
+            assert reply.degraded_reason
+            late = elapsed >= 0.3 + rest
+            if late and tries < 20 and watch.stalled(started, started + elapsed, rest / 3):
+                continue
+            assert elapsed < 0.3 + rest, f"recall took {elapsed:.3f}s with the sidecar down"
+            quick += 1
 
     # Writes keep working while search is down.
     created = create_pref(mara, "tie_color", "prefers green ties")
