@@ -324,9 +324,9 @@ def test_sidecar_killed_recall_degrades_writes_continue_and_outbox_catches_up(
 
     sidecar_process()  # restart on the same address
     until_recalled(mara, "what colour ties", "prefers green ties")
-    reply = recall(mara, "shirt colour")
-    assert not reply.degraded
-    assert "prefers blue shirts" in recalled_values(reply)
+    # What was indexed before the kill is there too. (One search may still miss this stack's
+    # 300 ms search timeout on a busy machine just after the restart: asked until it answers.)
+    until_recalled(mara, "shirt colour", "prefers blue shirts")
 
 
 def test_reindex_rebuilds_a_tenants_index_from_the_records(
