@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Generic, Protocol, TypeVar
 
 from crmmem.memory.v1 import access_service_pb2 as access_pb
@@ -67,6 +68,8 @@ class EnumMap(Generic[E, V]):
     def __init__(self, pairs: dict[E, V]) -> None:
         self._to_proto = pairs
         self._to_domain = {int(value): member for member, value in pairs.items()}
+        # The mapping itself, for loops that convert hundreds: a lookup, not a method call.
+        self.protos: Mapping[E, V] = MappingProxyType(pairs)
 
     def proto(self, member: E) -> V:
         return self._to_proto[member]
@@ -134,6 +137,11 @@ DROP_REASONS = EnumMap(
         DropReason.OUT_OF_SCOPE: service_pb.DROP_REASON_OUT_OF_SCOPE,
     }
 )
+_SCOPE_PROTOS = SCOPE_TYPES.protos
+_KIND_PROTOS = KINDS.protos
+_STATE_PROTOS = STATES.protos
+_SPEAKER_PROTOS = SPEAKERS.protos
+_METHOD_PROTOS = METHODS.protos
 TURN_STATUSES = EnumMap(
     {
         TurnStatus.COMPLETED: transcript_pb.TURN_STATUS_COMPLETED,
@@ -351,21 +359,29 @@ def revision_proto(revision: Revision, instant: datetime) -> pb.MemoryRevision:
 
 def fill_revision(out: pb.MemoryRevision, revision: Revision, instant: datetime) -> None:
     """Writes `revision` into `out` in place: a context converts hundreds, and building each
-    message apart and copying it in cost about as much again."""
+    message apart and copying it in cost about as much again. Fields left at their default are
+    not written (proto3 leaves them off the wire either way) and an absent time's sub-message is
+    not touched: each attribute of a protobuf message is a round trip into its C object."""
     provenance = revision.provenance
     out.name = names.revision(revision.memory_id, revision.number)
     out.revision_number = revision.number
     out.value = revision.value
-    out.state = STATES.proto(rules.state_at(revision, instant))
-    out.replaces_revision_number = revision.replaces_number
-    out.superseded_by_revision_number = revision.superseded_by_number
+    out.state = _STATE_PROTOS[rules.state_at(revision, instant)]
+    if revision.replaces_number:
+        out.replaces_revision_number = revision.replaces_number
+    if revision.superseded_by_number:
+        out.superseded_by_revision_number = revision.superseded_by_number
     out.author_user_id = revision.author_user_id
-    out.inferred = authority.inferred(provenance)
-    out.status_reason = revision.status_reason
+    if authority.inferred(provenance):
+        out.inferred = True
+    if revision.status_reason:
+        out.status_reason = revision.status_reason
     source = out.provenance
-    source.speaker = SPEAKERS.proto(provenance.speaker)
-    source.method = METHODS.proto(provenance.method)
-    source.quote = provenance.quote
+    source.speaker = _SPEAKER_PROTOS[provenance.speaker]
+    source.method = _METHOD_PROTOS[provenance.method]
+    if provenance.quote:
+        source.quote = provenance.quote
+    # The evidence is a oneof: its field is written even when empty (that marks which one).
     match provenance.evidence.type:
         case EvidenceType.TRANSCRIPT_MESSAGE:
             source.transcript_message = provenance.evidence.ref
@@ -378,11 +394,16 @@ def fill_revision(out: pb.MemoryRevision, revision: Revision, instant: datetime)
             document.excerpt = provenance.excerpt
         case EvidenceType.KEPT_MEMORY:
             source.kept_memory = provenance.evidence.ref
-    set_time(out.source_change_time, revision.source_change_time)
-    set_time(source.source_time, provenance.source_time)
-    set_time(out.valid_from, revision.valid_from)
-    set_time(out.valid_until, revision.valid_until)
-    set_time(out.superseded_from, revision.superseded_from)
+    if revision.source_change_time is not None:
+        set_time(out.source_change_time, revision.source_change_time)
+    if provenance.source_time is not None:
+        set_time(source.source_time, provenance.source_time)
+    if revision.valid_from is not None:
+        set_time(out.valid_from, revision.valid_from)
+    if revision.valid_until is not None:
+        set_time(out.valid_until, revision.valid_until)
+    if revision.superseded_from is not None:
+        set_time(out.superseded_from, revision.superseded_from)
     set_time(out.create_time, revision.create_time)
     if revision.confirmation is not None:
         out.confirmation.user_id = revision.confirmation.user_id
@@ -410,11 +431,14 @@ def fill_memory(
     `instant`, worked out by the caller (a context already has it): conversion decides
     nothing."""
     out.name = names.memory(memory.id)
-    out.scope.type = SCOPE_TYPES.proto(memory.scope.type)
-    out.scope.id = memory.scope.id
+    scope = out.scope
+    scope.type = _SCOPE_PROTOS[memory.scope.type]
+    if memory.scope.id:
+        scope.id = memory.scope.id
     out.key = memory.key
-    out.key_context = memory.key_context
-    out.kind = KINDS.proto(memory.kind)
+    if memory.key_context:
+        out.key_context = memory.key_context
+    out.kind = _KIND_PROTOS[memory.kind]
     out.etag = etag_of(memory)
     if applicable is not None:
         fill_revision(out.applicable_revision, applicable, instant)
@@ -425,7 +449,8 @@ def fill_memory(
         fill_revision(out.latest_revision, latest, instant)
     set_time(out.create_time, memory.create_time)
     set_time(out.update_time, memory.update_time)
-    set_time(out.delete_time, memory.delete_time)
+    if memory.delete_time is not None:
+        set_time(out.delete_time, memory.delete_time)
 
 
 class _Changed(Protocol[C]):

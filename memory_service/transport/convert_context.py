@@ -218,17 +218,12 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
             for r in context.customers
         ],
     )
-    add_memory = out.memories.add
+    add_memory, reasons, fill_memory = out.memories.add, APPLICABILITY.protos, convert.fill_memory
     for applying in context.memories:
-        convert.fill_memory(
-            add_memory(
-                reason=APPLICABILITY.proto(applying.reason),
-                source_changed=applying.revision.source_change_time is not None,
-            ).memory,
-            applying.memory,
-            applying.revision,
-            instant,
-        )
+        applied = add_memory(reason=reasons[applying.reason])
+        if applying.revision.source_change_time is not None:  # false is proto3's default
+            applied.source_changed = True
+        fill_memory(applied.memory, applying.memory, applying.revision, instant)
     if context.task is not None:
         out.task_state.CopyFrom(task_proto(context.task, None))  # open: no purge time yet
     for item in context.overrides:
