@@ -155,6 +155,9 @@ class _LenientGeneric(grpc.GenericRpcHandler):  # type: ignore[type-arg]
         return wrapped
 
 
+_NON_BLOCKING = ("experimental_non_blocking", "experimental_thread_pool")
+
+
 def lenient(handler: Any) -> Any:
     """`handler` with a lenient deserializer, refusing `Undecodable` requests; a streaming
     request's handler as it is."""
@@ -162,12 +165,18 @@ def lenient(handler: Any) -> Any:
         return handler
     behavior = handler.unary_unary or handler.unary_stream
 
-    def checked(request: Any, context: grpc.ServicerContext) -> Any:
+    def checked(request: Any, context: grpc.ServicerContext, *callback: Any) -> Any:
         if isinstance(request, Undecodable):
             error = InvalidArgument("request", "is not a valid protobuf encoding")
             context.abort_with_status(to_status(error))
-        return behavior(request, context)
+        return behavior(request, context, *callback)
 
+    # A handler that answers through a callback (health's Watch) holds no thread while it
+    # waits; gRPC learns that from these attributes, so the wrapper keeps them: without them
+    # each open Watch held one of the server's handler threads until the client left.
+    for name in _NON_BLOCKING:
+        if hasattr(behavior, name):
+            setattr(checked, name, getattr(behavior, name))
     factory = (
         grpc.unary_unary_rpc_method_handler
         if handler.unary_unary is not None
