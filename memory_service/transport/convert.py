@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from types import MappingProxyType
@@ -476,16 +476,29 @@ def batch_created(
 
 
 def message_proto(message: Message) -> transcript_pb.Message:
-    out = transcript_pb.Message(
-        name=names.message(message.conversation_id, message.id),
-        speaker=SPEAKERS.proto(message.speaker),
-        text=message.text,
-        status=TURN_STATUSES.proto(message.status),
-        author_user_id=message.author_user_id,
-        sequence=message.sequence,
-    )
-    set_time(out.create_time, message.create_time)
+    out = transcript_pb.Message()
+    fill_message(out, message)
     return out
+
+
+def add_messages(
+    out: RepeatedCompositeFieldContainer[transcript_pb.Message], messages: Iterable[Message]
+) -> None:
+    """Each message written into a new element of `out` in place (a context's window): built
+    apart, each was copied into the reply again."""
+    add = out.add
+    for message in messages:
+        fill_message(add(), message)
+
+
+def fill_message(out: transcript_pb.Message, message: Message) -> None:
+    out.name = names.message(message.conversation_id, message.id)
+    out.speaker = _SPEAKER_PROTOS[message.speaker]
+    out.text = message.text
+    out.status = TURN_STATUSES.protos[message.status]
+    out.author_user_id = message.author_user_id
+    out.sequence = message.sequence
+    set_time(out.create_time, message.create_time)
 
 
 def grant_proto(grant: CustomerGrant) -> access_pb.CustomerGrant:

@@ -190,7 +190,6 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
     context = built.context
     instant = context.instant
     out = ctx_pb.BuildContextResponse(
-        recent_messages=[convert.message_proto(m) for m in context.window],
         conflicts=[
             ctx_pb.Conflict(
                 key=conflict.key,
@@ -218,6 +217,7 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
             for r in context.customers
         ],
     )
+    convert.add_messages(out.recent_messages, context.window)
     add_memory, reasons, fill_memory = out.memories.add, APPLICABILITY.protos, convert.fill_memory
     for applying in context.memories:
         applied = add_memory(reason=reasons[applying.reason])

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from crmmem.memory.v1 import memory_pb2 as pb
+from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from memory_service.app.context import BuiltContext
@@ -21,6 +22,7 @@ from memory_service.domain.model import (
     EvidenceType,
     Memory,
     MemoryKind,
+    Message,
     Provenance,
     ProvenanceMethod,
     Revision,
@@ -28,16 +30,24 @@ from memory_service.domain.model import (
     Scope,
     ScopeType,
     Speaker,
+    TurnStatus,
 )
 from memory_service.transport import convert, convert_context
 from tests.support import records
 
 NOW = datetime(2026, 12, 1, 7, 30, 12, 345678, tzinfo=UTC)
+EPOCH_PLUS = datetime(1970, 1, 1, 0, 0, 1, 1, tzinfo=UTC)
 
 
 def _time(target: Timestamp, value: datetime | None) -> None:
     if value is not None:
         target.FromDatetime(value)
+
+
+def _timestamp(value: datetime) -> Timestamp:
+    out = Timestamp()
+    out.FromDatetime(value)
+    return out
 
 
 def reference_revision(out: pb.MemoryRevision, revision: Revision, instant: datetime) -> None:
@@ -214,3 +224,30 @@ def test_context_bytes_are_those_of_writing_every_field() -> None:
         assert entry.reason == convert_context.APPLICABILITY.proto(item.reason)
         assert entry.source_changed == (item.revision.source_change_time is not None)
         assert entry.HasField("memory")
+
+
+def test_window_bytes_are_those_of_building_each_message() -> None:
+    window = [
+        Message("m1", "t", "c1", 1, Speaker.USER, "mornings please", TurnStatus.COMPLETED,
+                "mara", NOW - timedelta(seconds=30)),
+        Message("m2", "t", "c1", 2, Speaker.ASSISTANT, "noted", TurnStatus.FAILED, "", NOW),
+        Message("m3", "t", "c1", 3, Speaker.TOOL, "crm says net 30", TurnStatus.COMPLETED,
+                "mara", EPOCH_PLUS),
+    ]  # fmt: skip
+    reply = convert_context.context_proto(BuiltContext(Context(NOW, window=window), None))
+    expected = [
+        transcript_pb.Message(
+            name=names.message(m.conversation_id, m.id),
+            speaker=convert.SPEAKERS.proto(m.speaker),
+            text=m.text,
+            status=convert.TURN_STATUSES.proto(m.status),
+            author_user_id=m.author_user_id,
+            sequence=m.sequence,
+            create_time=_timestamp(m.create_time),
+        )
+        for m in window
+    ]  # fmt: skip
+    assert [m.SerializeToString(deterministic=True) for m in reply.recent_messages] == [
+        m.SerializeToString(deterministic=True) for m in expected
+    ]
+    assert convert.message_proto(window[1]) == expected[1]
