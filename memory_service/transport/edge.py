@@ -5,6 +5,7 @@ RPCs, so SQLite and PostgreSQL refuse exactly the same input, with the field's p
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
@@ -118,26 +119,55 @@ class LenientServices:
     (recall with the breaker open) cost the server.
     """
 
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: Any, pool: ThreadPoolExecutor | None = None) -> None:
+        """`pool`: the services registered here run on it instead of the server's handler
+        threads (a service whose calls may wait on the client as long as it likes)."""
         self._server = server  # a grpc.Server (the stubs lack add_registered_method_handlers)
+        self._pool = pool
 
     def add_registered_method_handlers(
         self, service_name: str, method_handlers: dict[str, Any]
     ) -> None:
         self._server.add_registered_method_handlers(
-            service_name, {name: lenient(handler) for name, handler in method_handlers.items()}
+            service_name, {name: self._wrap(handler) for name, handler in method_handlers.items()}
         )
 
     def add_generic_rpc_handlers(self, handlers: Iterable[Any]) -> None:
-        self._server.add_generic_rpc_handlers(tuple(_LenientGeneric(h) for h in handlers))
+        self._server.add_generic_rpc_handlers(
+            tuple(_LenientGeneric(h, self._wrap) for h in handlers)
+        )
+
+    def _wrap(self, handler: Any) -> Any:
+        handler = lenient(handler)
+        return handler if self._pool is None else _on_pool(handler, self._pool)
+
+
+def _on_pool(handler: Any, pool: ThreadPoolExecutor) -> Any:
+    """`handler` run on `pool` (gRPC reads the behaviour's `experimental_thread_pool`)."""
+    field = next(
+        name
+        for name in ("unary_unary", "unary_stream", "stream_unary", "stream_stream")
+        if getattr(handler, name) is not None
+    )
+    behavior = getattr(handler, field)
+
+    def run(*args: Any) -> Any:
+        return behavior(*args)
+
+    for name in _NON_BLOCKING:
+        if hasattr(behavior, name):
+            setattr(run, name, getattr(behavior, name))
+    run.experimental_thread_pool = pool  # type: ignore[attr-defined]
+    return handler._replace(**{field: run})
 
 
 class _LenientGeneric(grpc.GenericRpcHandler):  # type: ignore[type-arg]
     """A generic handler (what gRPC falls back to for a method it did not match by name)
     whose handlers are wrapped once per method."""
 
-    def __init__(self, handler: Any) -> None:
+    def __init__(self, handler: Any, wrap: Callable[[Any], Any] = lambda h: lenient(h)) -> None:
         self._handler = handler
+        self._wrap = wrap
         # method -> (the handler found, its wrapped form); only methods that exist, so a
         # client naming methods at random cannot grow it.
         self._wrapped: dict[str, tuple[Any, Any]] = {}
@@ -150,7 +180,7 @@ class _LenientGeneric(grpc.GenericRpcHandler):  # type: ignore[type-arg]
         known = self._wrapped.get(method)
         if known is not None and known[0] is handler:
             return known[1]
-        wrapped = lenient(handler)
+        wrapped = self._wrap(handler)
         self._wrapped[method] = (handler, wrapped)
         return wrapped
 

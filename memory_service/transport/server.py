@@ -4,7 +4,7 @@ What the servicers run is built by `memory_service.bootstrap`, the composition r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import grpc
 from crmmem.memory.v1 import access_service_pb2 as access_pb
@@ -34,6 +34,7 @@ from memory_service.transport.task_servicer import TaskServicer
 from memory_service.transport.worker_pool import LastIdleFirstPool
 
 MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024
+REFLECTION_WORKERS = 4  # reflection's own threads (grpcurl, tooling): see grpc_server
 
 SERVICE_NAMES = (
     service_pb.DESCRIPTOR.services_by_name["MemoryService"].full_name,
@@ -81,7 +82,13 @@ def grpc_server(
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, services)
     for name in ("", *SERVICE_NAMES):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    # Reflection needs no credentials and reads its requests as a stream, so each open call
+    # holds a thread until the client ends it: its own few threads, never the handlers'.
     reflection.enable_server_reflection(
-        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME),
+        cast(
+            grpc.Server,
+            LenientServices(server, LastIdleFirstPool(REFLECTION_WORKERS, "reflection")),
+        ),
     )
     return server, health_servicer
