@@ -119,17 +119,28 @@ class LenientServices:
     (recall with the breaker open) cost the server.
     """
 
-    def __init__(self, server: Any, pool: ThreadPoolExecutor | None = None) -> None:
+    def __init__(
+        self,
+        server: Any,
+        pool: ThreadPoolExecutor | None = None,
+        methods: frozenset[str] | None = None,
+    ) -> None:
         """`pool`: the services registered here run on it instead of the server's handler
-        threads (a service whose calls may wait on the client as long as it likes)."""
+        threads (a service whose calls may wait on the client as long as it likes); with
+        `methods` (full paths, `/package.Service/Method`), only those methods do."""
         self._server = server  # a grpc.Server (the stubs lack add_registered_method_handlers)
         self._pool = pool
+        self._methods = methods
 
     def add_registered_method_handlers(
         self, service_name: str, method_handlers: dict[str, Any]
     ) -> None:
         self._server.add_registered_method_handlers(
-            service_name, {name: self._wrap(handler) for name, handler in method_handlers.items()}
+            service_name,
+            {
+                name: self._wrap(handler, f"/{service_name}/{name}")
+                for name, handler in method_handlers.items()
+            },
         )
 
     def add_generic_rpc_handlers(self, handlers: Iterable[Any]) -> None:
@@ -137,9 +148,11 @@ class LenientServices:
             tuple(_LenientGeneric(h, self._wrap) for h in handlers)
         )
 
-    def _wrap(self, handler: Any) -> Any:
+    def _wrap(self, handler: Any, method: str) -> Any:
         handler = lenient(handler)
-        return handler if self._pool is None else _on_pool(handler, self._pool)
+        if self._pool is None or (self._methods is not None and method not in self._methods):
+            return handler
+        return _on_pool(handler, self._pool)
 
 
 def _on_pool(handler: Any, pool: ThreadPoolExecutor) -> Any:
@@ -165,7 +178,9 @@ class _LenientGeneric(grpc.GenericRpcHandler):  # type: ignore[type-arg]
     """A generic handler (what gRPC falls back to for a method it did not match by name)
     whose handlers are wrapped once per method."""
 
-    def __init__(self, handler: Any, wrap: Callable[[Any], Any] = lambda h: lenient(h)) -> None:
+    def __init__(
+        self, handler: Any, wrap: Callable[[Any, str], Any] = lambda h, _: lenient(h)
+    ) -> None:
         self._handler = handler
         self._wrap = wrap
         # method -> (the handler found, its wrapped form); only methods that exist, so a
@@ -180,7 +195,7 @@ class _LenientGeneric(grpc.GenericRpcHandler):  # type: ignore[type-arg]
         known = self._wrapped.get(method)
         if known is not None and known[0] is handler:
             return known[1]
-        wrapped = self._wrap(handler)
+        wrapped = self._wrap(handler, method)
         self._wrapped[method] = (handler, wrapped)
         return wrapped
 

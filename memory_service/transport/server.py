@@ -35,6 +35,7 @@ from memory_service.transport.worker_pool import LastIdleFirstPool
 
 MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024
 REFLECTION_WORKERS = 4  # reflection's own threads (grpcurl, tooling): see grpc_server
+EXPORT_WORKERS = 4  # ExportMemories' own threads: see grpc_server
 
 SERVICE_NAMES = (
     service_pb.DESCRIPTOR.services_by_name["MemoryService"].full_name,
@@ -72,7 +73,21 @@ def grpc_server(
         options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES), *SERVER_OPTIONS],
     )
     services: Any = LenientServices(server)  # what add_*_to_server calls on a server
-    service_grpc.add_MemoryServiceServicer_to_server(servicers.memory, services)
+    # An export streams until the client has read it all, so a client that stops reading
+    # holds its thread (until the send watchdog ends the call): exports wait on each other at
+    # worst, never on the handler threads every other call needs.
+    memory = service_pb.DESCRIPTOR.services_by_name["MemoryService"].full_name
+    service_grpc.add_MemoryServiceServicer_to_server(
+        servicers.memory,
+        cast(
+            grpc.Server,
+            LenientServices(
+                server,
+                LastIdleFirstPool(EXPORT_WORKERS, "export"),
+                frozenset({f"/{memory}/ExportMemories"}),
+            ),
+        ),
+    )
     transcript_grpc.add_TranscriptServiceServicer_to_server(servicers.transcript, services)
     access_grpc.add_AccessServiceServicer_to_server(servicers.access, services)
     ctx_grpc.add_ContextServiceServicer_to_server(servicers.context, services)

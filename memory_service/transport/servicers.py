@@ -6,6 +6,7 @@ import functools
 import json
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -52,6 +53,9 @@ rpc_duration = metrics.get_meter("memory_service").create_histogram(
 # Memories read per transaction, and the text sent per message: a stream of small messages, so
 # neither side holds a large tenant's export (and messages stay under the 4 MiB client default).
 EXPORT_MESSAGE_CHARS = 1024 * 1024
+# Longest one export chunk may wait for the client to read (gRPC flow control): a client that
+# stops reading has its call cancelled, so it cannot hold an export thread for ever.
+EXPORT_SEND_SECONDS = 30.0
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
 T = TypeVar("T")
@@ -398,7 +402,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
                 size += len(line)
             yield service_pb.ExportMemoriesResponse(schema=SCHEMA_ID, lines=lines)
 
-        return chunks()
+        return sent_within(EXPORT_SEND_SECONDS, context, chunks())
 
     @rpc
     def ReindexMemories(
@@ -412,6 +416,29 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
             request_key("ReindexMemories", request, service_pb.ReindexMemoriesResponse),
             lambda queued: service_pb.ReindexMemoriesResponse(queued_count=queued),
         )
+
+
+def sent_within(
+    seconds: float, context: grpc.ServicerContext, responses: Iterator[T]
+) -> Iterator[T]:
+    """`responses`, cancelling the call when gRPC takes longer than `seconds` to send one.
+
+    gRPC asks for the next response only once the last is sent, and sending waits while the
+    client reads nothing, with no deadline of its own: without this a client that stops
+    reading holds the call's thread for as long as it keeps the connection open."""
+    for response in responses:
+        timer = threading.Timer(seconds, _cancel_stalled, (context,))
+        timer.daemon = True
+        timer.start()
+        try:
+            yield response
+        finally:
+            timer.cancel()
+
+
+def _cancel_stalled(context: grpc.ServicerContext) -> None:
+    log.warning("cancelling a stream whose client stopped reading")
+    context.cancel()  # type: ignore[no-untyped-call]
 
 
 class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer):
