@@ -228,6 +228,8 @@ class ContextBuilder:
             by_key[(item.memory.key, item.memory.key_context)].append(item)
         conflicts = []
         for (key, key_context), group in sorted(by_key.items()):
+            if len(group) < 2:  # one memory of its key disagrees with nothing: not normalized
+                continue
             values = {rules.normalize_for_match(item.revision.value) for item in group}
             if len(values) > 1:
                 conflicts.append(Conflict(key, key_context, group))

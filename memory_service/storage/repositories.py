@@ -603,6 +603,21 @@ _REVISION_COLUMNS = (
 _MEMORY_WIDTH = len(_MEMORY_COLUMNS)
 
 
+# Scopes are frozen values: one object for each one read, not one per memory read (a context
+# builds a few dozen, each a frozen dataclass's slow __init__). Bounded: cleared when full.
+_scopes: dict[tuple[str, str], Scope] = {}
+_MAX_SCOPES = 10_000
+
+
+def _scope(scope_type: str, scope_id: str) -> Scope:
+    scope = _scopes.get((scope_type, scope_id))
+    if scope is None:
+        if len(_scopes) >= _MAX_SCOPES:
+            _scopes.clear()
+        scope = _scopes[(scope_type, scope_id)] = Scope(_SCOPE_TYPES[scope_type], scope_id)
+    return scope
+
+
 def _memories_with_revisions(rows: Iterable[Sequence[Any]]) -> list[Memory]:
     """Memories from rows of `_MEMORY_COLUMNS + _REVISION_COLUMNS`, ordered by memory id and
     revision number (a memory without revisions: one row whose revision columns are NULL)."""
@@ -628,7 +643,7 @@ def _memories_with_revisions(rows: Iterable[Sequence[Any]]) -> list[Memory]:
             current = Memory(
                 memory_id,
                 tenant_id,
-                Scope(_SCOPE_TYPES[scope_type], scope_id),
+                _scope(scope_type, scope_id),
                 key,
                 key_context,
                 _KINDS[kind],

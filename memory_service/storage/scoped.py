@@ -275,7 +275,10 @@ class _Plan:
         for values in rows:
             values = list(values)
             for index, decode in processors:
-                values[index] = decode(values[index])
+                # NULL is NULL to every processor: most of a revision's times are NULL, and
+                # a context decodes several hundred of them (no call for those).
+                if (value := values[index]) is not None:
+                    values[index] = decode(value)
             decoded.append(row(values))
         return decoded
 
