@@ -47,12 +47,14 @@ USERS_PER_TENANT = 5
 
 
 def start_sidecar(
-    workdir: Path, listen: str = "127.0.0.1:0", startup_timeout: float = 180
+    workdir: Path, listen: str = "127.0.0.1:0", startup_timeout: float = 180, **settings: str
 ) -> ServerProcess:
+    """A sidecar at its defaults; `settings` (RETRIEVAL_* variables) change the ones named."""
     env = {
         "RETRIEVAL_LISTEN": listen,
         "RETRIEVAL_DATA_DIR": str(workdir / "retrieval"),
         "RETRIEVAL_SHARED_SECRET": TEST_RETRIEVAL_SECRET,
+        **settings,
     }
     return start_server("retrieval_service", env, workdir, startup_timeout=startup_timeout)
 
