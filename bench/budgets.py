@@ -138,13 +138,17 @@ def _lag_int8(result: dict[str, Any]) -> tuple[str, bool | None]:
     sustained = result.get("sustained_int8")
     if not sustained:
         return "not measured", None
+    if "missing" in sustained:
+        return f"not measured: {sustained['missing']}", None
     p95 = sustained.get("index_lag_p95_ms")
     if p95 is None:
         return "index never caught up", None
     cpu = (sustained.get("cpu_ms_per_memory") or {}).get("sidecar")
     spent = f", sidecar CPU {cpu:.2f} ms a memory" if cpu is not None else ""
+    indexed, written = sustained.get("indexed"), sustained.get("memories")
+    partly = f" ({indexed} of {written} indexed)" if indexed != written else ""
     rate = sustained.get("achieved_per_s", 0)
-    return f"p95 {p95 / 1000:.2f} s at {rate:.0f}/s{spent}", None
+    return f"p95 {p95 / 1000:.2f} s at {rate:.0f}/s{spent}{partly}", None
 
 
 def _vector(result: dict[str, Any]) -> tuple[str, bool | None]:
@@ -181,6 +185,12 @@ FIGURES = [
         "(part of recall)",
         "recall",
         _p95("recall_first_of_tenant"),
+    ),
+    Figure(
+        "Recall, each other caller's first after a start",
+        "(part of recall)",
+        "recall",
+        _p95("recall_first_of_caller"),
     ),
     Figure("Sidecar Search alone", "(part of recall)", "recall", _p95("sidecar_search_alone")),
     Figure("Recall with the sidecar down", "deadline + 5 ms; <= 2 ms once open", "recall", _down),

@@ -25,12 +25,13 @@ from typing import Any
 from crmmem.memory.v1 import memory_pb2 as pb
 from crmmem.memory.v1 import memory_service_pb2 as svc
 from crmmem.memory.v1 import transcript_service_pb2 as tr
+from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 
 from bench.common import emit, start_memory_service
 from bench.corpus import memory_text
 from bench.recall_bench import index_lags, start_sidecar, watch_index
 from bench.recall_under_ingest import points
-from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess
+from tests.support.servers import TEST_JWT_SECRET, Client, ServerProcess, sidecar_stub
 
 BATCH = 100
 BUDGET = {"one_client_per_s": 400, "four_clients_per_s": 1000, "index_lag_p95_ms": 2000}
@@ -192,18 +193,33 @@ def sustained(
     }
 
 
+def warmed(writer: Writer, sidecar: ServerProcess, batch: int, timeout: float = 120) -> None:
+    """One batch through both processes (model, pools), waited for until the index holds it: a
+    measured run that started while it was still being indexed would count its points as the
+    run's and make every lag look one batch shorter."""
+    target = points(sidecar.address) + batch
+    writer.batch(batch)
+    deadline = time.monotonic() + timeout
+    while points(sidecar.address) < target:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the warm-up batch was not indexed within {timeout:.0f} s")
+        time.sleep(0.05)
+
+
 def int8_lag(rate: float, seconds: float, batch: int) -> dict[str, Any]:
     """The sustained run alone, on fresh processes whose sidecar runs the int8 model."""
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="ingest-int8-") as tmp:
         work = Path(tmp)
         sidecar = start_sidecar(work / "sidecar", RETRIEVAL_EMBEDDER="onnx-int8")
         try:
+            model = model_name(sidecar)
             memory = start_memory_service(
                 work / "memory", TEST_JWT_SECRET, MEMORY_RETRIEVAL_ADDRESS=sidecar.address
             )
             try:
                 paced = Writer(memory.client("bench-int8", "ines"), "int8", 3)
-                paced.batch(batch)  # warm-up, as for the default run
+                warmed(paced, sidecar, batch)
                 servers = {"memory_service": memory, "sidecar": sidecar}
                 before = {name: cpu_seconds(server) for name, server in servers.items()}
                 lag = sustained(paced, sidecar, rate, seconds, batch)
@@ -212,16 +228,27 @@ def int8_lag(rate: float, seconds: float, batch: int) -> dict[str, Any]:
                 memory.stop()
         finally:
             sidecar.stop()
-    p95 = lag["index_lag_p95_ms"]
     return {
         **lag,
         "achieved_per_s": round(lag["achieved_per_s"], 1),
         "batch": batch,
-        "embedder": "onnx-int8",
-        "met": p95 is not None
-        and p95 <= BUDGET["index_lag_p95_ms"]
-        and lag["indexed"] == lag["memories"],
+        "model": model,
+        "met": lag_met(lag),
+        "load_average": {"before": load_before, "after": os.getloadavg()},
     }
+
+
+def model_name(sidecar: ServerProcess) -> str:
+    """The model the sidecar says it runs (an int8 one's name ends in -int8)."""
+    return str(sidecar_stub(sidecar.address).GetStats(rpb.GetStatsRequest(), timeout=30).model)
+
+
+def lag_met(lag: dict[str, Any]) -> bool:
+    """Every memory indexed, and their lag p95 within the budget."""
+    p95 = lag["index_lag_p95_ms"]
+    return (
+        p95 is not None and p95 <= BUDGET["index_lag_p95_ms"] and lag["indexed"] == lag["memories"]
+    )
 
 
 def ingest_bench(
@@ -231,15 +258,17 @@ def ingest_bench(
     and returns them with the budget and the load average (the `make bench` table reads this)."""
     with tempfile.TemporaryDirectory(prefix="ingest-bench-") as tmp:
         work = Path(tmp)
-        sidecar = start_sidecar(work / "sidecar")
+        # the default model, whatever RETRIEVAL_EMBEDDER the caller's environment holds
+        sidecar = start_sidecar(work / "sidecar", RETRIEVAL_EMBEDDER="onnx")
         try:
+            model = model_name(sidecar)
             memory = start_memory_service(
                 work / "memory", TEST_JWT_SECRET, MEMORY_RETRIEVAL_ADDRESS=sidecar.address
             )
             try:
                 load_before = os.getloadavg()
                 paced = Writer(memory.client("bench-paced", "pat"), "paced", 1)
-                paced.batch(batch)  # warm both processes (model, pools) before measuring
+                warmed(paced, sidecar, batch)
                 servers = {"memory_service": memory, "sidecar": sidecar}
                 before = {name: cpu_seconds(server) for name, server in servers.items()}
                 lag = sustained(paced, sidecar, rate, sustain_seconds, batch)
@@ -258,25 +287,31 @@ def ingest_bench(
                     seconds,
                 )
                 four["cpu_ms_per_memory"] = cpu_per_memory(servers, before, four["memories"])
+                load_after = os.getloadavg()
             finally:
                 memory.stop()
         finally:
             sidecar.stop()
-    lag_int8 = int8_lag(rate, sustain_seconds, batch)
-    load_after = os.getloadavg()
+    try:  # an opt-in model's figure: its failure must not cost the budgets' figures above
+        lag_int8 = int8_lag(rate, sustain_seconds, batch)
+    except Exception as error:
+        lag_int8 = {"missing": f"failed: {error!r}"[:500]}
     met = {
         "one_client": one["per_s"] >= BUDGET["one_client_per_s"],
         "four_clients": four["per_s"] >= BUDGET["four_clients_per_s"],
-        "index_lag": lag["index_lag_p95_ms"] is not None
-        and lag["index_lag_p95_ms"] <= BUDGET["index_lag_p95_ms"]
-        and lag["indexed"] == lag["memories"],
+        "index_lag": lag_met(lag),
     }
     return {
         "benchmark": "ingest",
         "batch_size": BATCH,
         "one_client": {**one, "per_s": round(one["per_s"], 1)},
         "four_clients": {**four, "per_s": round(four["per_s"], 1)},
-        "sustained": {**lag, "achieved_per_s": round(lag["achieved_per_s"], 1), "batch": batch},
+        "sustained": {
+            **lag,
+            "achieved_per_s": round(lag["achieved_per_s"], 1),
+            "batch": batch,
+            "model": model,
+        },
         "sustained_int8": lag_int8,
         "budget": BUDGET,
         "met": met,

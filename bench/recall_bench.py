@@ -143,33 +143,37 @@ def index_lags(
 
 def measure_recall(
     server: ServerProcess, tenants: int, queries: int, seed: int
-) -> tuple[list[float], list[str], list[float]]:
-    """Latencies, the reasons of any degraded answers (a budget counts them), and the latency of
-    each tenant's first recall, measured apart: a tenant's first recall after the memory service
-    starts waits for its index check (README: the index watch), which later ones never do."""
+) -> tuple[list[float], list[str], list[float], list[float]]:
+    """Latencies, the reasons of any degraded answers (a budget counts them), and two first
+    recalls measured apart, as a start costs them once: each tenant's first after the memory
+    service starts, which waits for its index check (README: the index watch), and each
+    caller's first, which reads what the caller may see before the search (later ones search
+    with what their last recall read). The steady-state samples come after both."""
     rng = random.Random(seed)
     clients = [
         server.client(f"tenant-{t}", f"user-{u}")
         for t in range(tenants)
         for u in range(USERS_PER_TENANT)
     ]
-    first = []
-    for t in range(tenants):
-        request = svc.RecallMemoriesRequest(query=rng.choice(QUERIES), limit=5)
-        started = time.perf_counter()
-        clients[t * USERS_PER_TENANT].memories.RecallMemories(request, timeout=5)
-        first.append(time.perf_counter() - started)
-    samples, degraded = [], []
-    for n in range(queries + 20):
-        client = rng.choice(clients)
+
+    def recall(client: Client) -> tuple[float, Any]:
         request = svc.RecallMemoriesRequest(query=rng.choice(QUERIES), limit=5)
         started = time.perf_counter()
         reply = client.memories.RecallMemories(request, timeout=5)
+        return time.perf_counter() - started, reply
+
+    first_of_tenant = [recall(clients[t * USERS_PER_TENANT])[0] for t in range(tenants)]
+    first_of_caller = [
+        recall(client)[0] for n, client in enumerate(clients) if n % USERS_PER_TENANT
+    ]
+    samples, degraded = [], []
+    for n in range(queries + 20):
+        elapsed, reply = recall(rng.choice(clients))
         if n >= 20:  # warm-up excluded
-            samples.append(time.perf_counter() - started)
+            samples.append(elapsed)
             if reply.degraded:
                 degraded.append(reply.degraded_reason)
-    return samples, degraded, first
+    return samples, degraded, first_of_tenant, first_of_caller
 
 
 def measure_sidecar_search(address: str, tenants: int, queries: int, seed: int) -> list[float]:
@@ -274,7 +278,9 @@ def run(
             seed_seconds = seed_store(memory, memories, tenants, seed)
             index_seconds = wait_indexed(sidecar.address, memories, max(600, memories / 20))
             search = measure_sidecar_search(sidecar.address, tenants, queries, seed)
-            recall, degraded, first = measure_recall(memory, tenants, queries, seed)
+            recall, degraded, first, first_of_caller = measure_recall(
+                memory, tenants, queries, seed
+            )
             stop = threading.Event()
             watched: list[list[tuple[float, int]]] = []
             target = memories + ingest_memories
@@ -306,6 +312,7 @@ def run(
         "recall": summary_ms(recall),
         "recall_degraded": len(degraded),
         "recall_first_of_tenant": summary_ms(first),
+        "recall_first_of_caller": summary_ms(first_of_caller),
         "recall_degraded_reasons": sorted(set(degraded))[:5],
         "sidecar_search_alone": summary_ms(search),
         "ingest": {

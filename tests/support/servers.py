@@ -216,7 +216,7 @@ def start_server(
         if process.poll() is not None:
             raise RuntimeError(f"{module} exited early:\n{log_path.read_text()}")
         if time.monotonic() > deadline:
-            process.kill()
+            _end(process)
             raise RuntimeError(f"{module} did not start:\n{log_path.read_text()}")
         time.sleep(0.05)
     server = ServerProcess(
@@ -225,8 +225,17 @@ def start_server(
         log_path,
         database_url=env.get("MEMORY_DATABASE_URL", ""),
     )
-    wait_serving(server.address, health_service, deadline - time.monotonic())
+    try:
+        wait_serving(server.address, health_service, deadline - time.monotonic())
+    except BaseException:
+        _end(process)  # listening but never SERVING: no process outlives the failed start
+        raise
     return server
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    process.kill()
+    process.wait(timeout=30)
 
 
 def wait_serving(address: str, service: str = "", timeout: float = 30) -> None:
