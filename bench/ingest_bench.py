@@ -19,6 +19,8 @@ import random
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -206,41 +208,52 @@ def warmed(writer: Writer, sidecar: ServerProcess, batch: int, timeout: float = 
         time.sleep(0.05)
 
 
-def int8_lag(rate: float, seconds: float, batch: int) -> dict[str, Any]:
-    """The sustained run alone, on fresh processes whose sidecar runs the int8 model."""
-    load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory(prefix="ingest-int8-") as tmp:
+@contextmanager
+def both_services(embedder: str) -> Iterator[dict[str, ServerProcess]]:
+    """A sidecar running `embedder` (whatever RETRIEVAL_EMBEDDER the caller's environment holds)
+    and a memory service on SQLite, both at their defaults otherwise, in a directory of their
+    own."""
+    with tempfile.TemporaryDirectory(prefix="ingest-bench-") as tmp:
         work = Path(tmp)
-        sidecar = start_sidecar(work / "sidecar", RETRIEVAL_EMBEDDER="onnx-int8")
+        sidecar = start_sidecar(work / "sidecar", RETRIEVAL_EMBEDDER=embedder)
         try:
-            model = model_name(sidecar)
             memory = start_memory_service(
                 work / "memory", TEST_JWT_SECRET, MEMORY_RETRIEVAL_ADDRESS=sidecar.address
             )
             try:
-                paced = Writer(memory.client("bench-int8", "ines"), "int8", 3)
-                warmed(paced, sidecar, batch)
-                servers = {"memory_service": memory, "sidecar": sidecar}
-                before = {name: cpu_seconds(server) for name, server in servers.items()}
-                lag = sustained(paced, sidecar, rate, seconds, batch)
-                lag["cpu_ms_per_memory"] = cpu_per_memory(servers, before, lag["memories"])
+                yield {"memory_service": memory, "sidecar": sidecar}
             finally:
                 memory.stop()
         finally:
             sidecar.stop()
+
+
+def paced_lag(
+    servers: dict[str, ServerProcess], name: str, rate: float, seconds: float, batch: int
+) -> dict[str, Any]:
+    """The sustained run after a warm-up batch, with each server's CPU per memory (until the
+    index held every memory: each memory's whole cost in both halves) and the model it ran."""
+    sidecar = servers["sidecar"]
+    paced = Writer(servers["memory_service"].client(f"bench-{name}", "pat"), name, 1)
+    warmed(paced, sidecar, batch)
+    before = {name: cpu_seconds(server) for name, server in servers.items()}
+    lag = sustained(paced, sidecar, rate, seconds, batch)
     return {
         **lag,
+        "cpu_ms_per_memory": cpu_per_memory(servers, before, lag["memories"]),
         "achieved_per_s": round(lag["achieved_per_s"], 1),
         "batch": batch,
-        "model": model,
-        "met": lag_met(lag),
-        "load_average": {"before": load_before, "after": os.getloadavg()},
+        "model": str(sidecar_stub(sidecar.address).GetStats(rpb.GetStatsRequest()).model),
     }
 
 
-def model_name(sidecar: ServerProcess) -> str:
-    """The model the sidecar says it runs (an int8 one's name ends in -int8)."""
-    return str(sidecar_stub(sidecar.address).GetStats(rpb.GetStatsRequest(), timeout=30).model)
+def int8_lag(rate: float, seconds: float, batch: int) -> dict[str, Any]:
+    """The sustained run alone, on fresh processes whose sidecar runs the int8 model."""
+    load_before = os.getloadavg()
+    with both_services("onnx-int8") as servers:
+        lag = paced_lag(servers, "int8", rate, seconds, batch)
+    load = {"before": load_before, "after": os.getloadavg()}
+    return {**lag, "met": lag_met(lag), "load_average": load}
 
 
 def lag_met(lag: dict[str, Any]) -> bool:
@@ -256,42 +269,24 @@ def ingest_bench(
 ) -> dict[str, Any]:
     """Starts a sidecar and a memory service (SQLite, defaults), runs the three measurements
     and returns them with the budget and the load average (the `make bench` table reads this)."""
-    with tempfile.TemporaryDirectory(prefix="ingest-bench-") as tmp:
-        work = Path(tmp)
-        # the default model, whatever RETRIEVAL_EMBEDDER the caller's environment holds
-        sidecar = start_sidecar(work / "sidecar", RETRIEVAL_EMBEDDER="onnx")
-        try:
-            model = model_name(sidecar)
-            memory = start_memory_service(
-                work / "memory", TEST_JWT_SECRET, MEMORY_RETRIEVAL_ADDRESS=sidecar.address
-            )
-            try:
-                load_before = os.getloadavg()
-                paced = Writer(memory.client("bench-paced", "pat"), "paced", 1)
-                warmed(paced, sidecar, batch)
-                servers = {"memory_service": memory, "sidecar": sidecar}
-                before = {name: cpu_seconds(server) for name, server in servers.items()}
-                lag = sustained(paced, sidecar, rate, sustain_seconds, batch)
-                # until the index held every memory: each memory's whole cost in both halves
-                lag["cpu_ms_per_memory"] = cpu_per_memory(servers, before, lag["memories"])
-                before = {name: cpu_seconds(server) for name, server in servers.items()}
-                one = throughput([Writer(memory.client("bench-one", "olga"), "one", 2)], seconds)
-                # committed memories only: the sidecar is still indexing them when this is read
-                one["cpu_ms_per_memory"] = cpu_per_memory(servers, before, one["memories"])
-                before = {name: cpu_seconds(server) for name, server in servers.items()}
-                four = throughput(
-                    [
-                        Writer(memory.client(f"bench-four-{i}", f"user-{i}"), f"four-{i}", 10 + i)
-                        for i in range(4)
-                    ],
-                    seconds,
-                )
-                four["cpu_ms_per_memory"] = cpu_per_memory(servers, before, four["memories"])
-                load_after = os.getloadavg()
-            finally:
-                memory.stop()
-        finally:
-            sidecar.stop()
+    with both_services("onnx") as servers:
+        memory = servers["memory_service"]
+        load_before = os.getloadavg()
+        lag = paced_lag(servers, "paced", rate, sustain_seconds, batch)
+        before = {name: cpu_seconds(server) for name, server in servers.items()}
+        one = throughput([Writer(memory.client("bench-one", "olga"), "one", 2)], seconds)
+        # committed memories only: the sidecar is still indexing them when this is read
+        one["cpu_ms_per_memory"] = cpu_per_memory(servers, before, one["memories"])
+        before = {name: cpu_seconds(server) for name, server in servers.items()}
+        four = throughput(
+            [
+                Writer(memory.client(f"bench-four-{i}", f"user-{i}"), f"four-{i}", 10 + i)
+                for i in range(4)
+            ],
+            seconds,
+        )
+        four["cpu_ms_per_memory"] = cpu_per_memory(servers, before, four["memories"])
+        load_after = os.getloadavg()
     try:  # an opt-in model's figure: its failure must not cost the budgets' figures above
         lag_int8 = int8_lag(rate, sustain_seconds, batch)
     except Exception as error:
@@ -306,12 +301,7 @@ def ingest_bench(
         "batch_size": BATCH,
         "one_client": {**one, "per_s": round(one["per_s"], 1)},
         "four_clients": {**four, "per_s": round(four["per_s"], 1)},
-        "sustained": {
-            **lag,
-            "achieved_per_s": round(lag["achieved_per_s"], 1),
-            "batch": batch,
-            "model": model,
-        },
+        "sustained": lag,
         "sustained_int8": lag_int8,
         "budget": BUDGET,
         "met": met,
