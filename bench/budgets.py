@@ -124,13 +124,25 @@ def _ingest(key: str, limit: float) -> Callable[[dict[str, Any]], tuple[str, boo
     return measure
 
 
-def _lag(result: dict[str, Any]) -> tuple[str, bool | None]:
-    sustained = result["sustained"]
+def _lag_text(sustained: dict[str, Any]) -> str | None:
+    """A sustained run's lag p95 and rate, its sidecar's CPU a memory and how many memories
+    never reached the index, if any; None when the index never caught up."""
     p95 = sustained.get("index_lag_p95_ms")
     if p95 is None:
-        return "index never caught up", False
+        return None
+    cpu = (sustained.get("cpu_ms_per_memory") or {}).get("sidecar")
+    spent = f", sidecar CPU {cpu:.2f} ms a memory" if cpu is not None else ""
+    indexed, written = sustained.get("indexed"), sustained.get("memories")
+    partly = f" ({indexed} of {written} indexed)" if indexed != written else ""
     rate = sustained.get("achieved_per_s", 0)
-    return f"p95 {p95 / 1000:.2f} s at {rate:.0f}/s", bool(result["met"]["index_lag"])
+    return f"p95 {p95 / 1000:.2f} s at {rate:.0f}/s{spent}{partly}"
+
+
+def _lag(result: dict[str, Any]) -> tuple[str, bool | None]:
+    text = _lag_text(result["sustained"])
+    if text is None:
+        return "index never caught up", False
+    return text, bool(result["met"]["index_lag"])
 
 
 def _lag_int8(result: dict[str, Any]) -> tuple[str, bool | None]:
@@ -140,15 +152,7 @@ def _lag_int8(result: dict[str, Any]) -> tuple[str, bool | None]:
         return "not measured", None
     if "missing" in sustained:
         return f"not measured: {sustained['missing']}", None
-    p95 = sustained.get("index_lag_p95_ms")
-    if p95 is None:
-        return "index never caught up", None
-    cpu = (sustained.get("cpu_ms_per_memory") or {}).get("sidecar")
-    spent = f", sidecar CPU {cpu:.2f} ms a memory" if cpu is not None else ""
-    indexed, written = sustained.get("indexed"), sustained.get("memories")
-    partly = f" ({indexed} of {written} indexed)" if indexed != written else ""
-    rate = sustained.get("achieved_per_s", 0)
-    return f"p95 {p95 / 1000:.2f} s at {rate:.0f}/s{spent}{partly}", None
+    return _lag_text(sustained) or "index never caught up", None
 
 
 def _vector(result: dict[str, Any]) -> tuple[str, bool | None]:

@@ -229,12 +229,12 @@ def both_services(embedder: str) -> Iterator[dict[str, ServerProcess]]:
 
 
 def paced_lag(
-    servers: dict[str, ServerProcess], name: str, rate: float, seconds: float, batch: int
+    servers: dict[str, ServerProcess], writer: str, rate: float, seconds: float, batch: int
 ) -> dict[str, Any]:
     """The sustained run after a warm-up batch, with each server's CPU per memory (until the
     index held every memory: each memory's whole cost in both halves) and the model it ran."""
     sidecar = servers["sidecar"]
-    paced = Writer(servers["memory_service"].client(f"bench-{name}", "pat"), name, 1)
+    paced = Writer(servers["memory_service"].client(f"bench-{writer}", "pat"), writer, 1)
     warmed(paced, sidecar, batch)
     before = {name: cpu_seconds(server) for name, server in servers.items()}
     lag = sustained(paced, sidecar, rate, seconds, batch)
@@ -243,7 +243,7 @@ def paced_lag(
         "cpu_ms_per_memory": cpu_per_memory(servers, before, lag["memories"]),
         "achieved_per_s": round(lag["achieved_per_s"], 1),
         "batch": batch,
-        "model": str(sidecar_stub(sidecar.address).GetStats(rpb.GetStatsRequest()).model),
+        "model": sidecar_stub(sidecar.address).GetStats(rpb.GetStatsRequest(), timeout=30).model,
     }
 
 
@@ -267,8 +267,9 @@ def lag_met(lag: dict[str, Any]) -> bool:
 def ingest_bench(
     seconds: float = 10.0, sustain_seconds: float = 20.0, rate: float = 400.0, batch: int = 50
 ) -> dict[str, Any]:
-    """Starts a sidecar and a memory service (SQLite, defaults), runs the three measurements
-    and returns them with the budget and the load average (the `make bench` table reads this)."""
+    """Starts a sidecar and a memory service (SQLite, defaults), runs the three measurements,
+    then the sustained one again on the int8 model, and returns them with the budget and the
+    load average (the `make bench` table reads this)."""
     with both_services("onnx") as servers:
         memory = servers["memory_service"]
         load_before = os.getloadavg()
