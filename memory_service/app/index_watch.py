@@ -105,16 +105,16 @@ class IndexWatch:
         done.set()
 
     def _examine(self, tenant_id: str) -> str | None:
-        now = utcnow()
         with self._units(tenant_id, write=False) as uow:
-            missing = missing_from_index(uow, lambda: self._search.tenant_points(tenant_id), now)
+            missing = missing_from_index(uow, lambda: self._search.tenant_points(tenant_id), utcnow)
             # Asked only of a short index: two statements built on every call, three quarters
             # of a complete tenant's check (every recalled tenant, every interval).
-            refilling = missing > 0 and uow.outbox.pending(now)[1]
+            refilling = missing > 0 and uow.outbox.pending(utcnow())[1]
         if missing == 0:
             return None
         if not refilling:
             with self._units(tenant_id, write=True) as uow:
+                now = utcnow()
                 if not uow.outbox.pending(now)[1]:
                     uow.outbox.enqueue_tenant(OutboxKind.RESYNC, now)
                     uow.commit()

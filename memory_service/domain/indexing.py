@@ -59,14 +59,19 @@ class IndexUnavailable(Exception):
     off on its own."""
 
 
-def missing_from_index(uow: UnitOfWork, count_points: Callable[[], int], now: datetime) -> int:
+def missing_from_index(
+    uow: UnitOfWork, count_points: Callable[[], int], clock: Callable[[], datetime]
+) -> int:
     """How many memories that should be searchable now the index lacks, beyond those whose own
     change is still on its way (the outbox); 0 when the index is complete.
 
     `count_points` reads the tenant's point count from the index. It is called after the
     records are read: a change delivered in between is then in the count, never missing from
-    both. Wiped, restored from an old snapshot, or a fresh Qdrant node: the count falls short
-    and no queued change explains it.
+    both. The instant that decides what is due is read from `clock` after the records too: a
+    memory is stamped before its commit, so one committed just before the read, stamped after
+    an instant taken earlier, would be in the records yet not on its way, and counted missing
+    while ingest runs. Wiped, restored from an old snapshot, or a fresh Qdrant node: the count
+    falls short and no queued change explains it.
 
     The common case (every tenant recalled, every interval) compares two counts: listing a
     large tenant's live ids took most of the check's time. Only a short count reads the
@@ -76,6 +81,7 @@ def missing_from_index(uow: UnitOfWork, count_points: Callable[[], int], now: da
     if count_points() >= counted:
         return 0
     live = uow.memories.live_ids()
+    now = clock()
     on_the_way, _ = uow.outbox.pending(now)
     indexed = count_points()
     if indexed >= len(live):

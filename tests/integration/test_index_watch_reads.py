@@ -68,3 +68,33 @@ def test_a_short_index_still_reads_the_outbox_and_queues_a_resync(
     assert queued == [True]
     with units("acme", write=False) as uow:
         assert uow.outbox.pending(utcnow())[1]  # the tenant's resync is queued
+
+
+def test_a_memory_committed_as_the_check_begins_is_on_its_way_not_missing(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    """Fails on previous main: the check took its instant before reading the records, so a
+    memory stamped after that instant and committed before the read was in the records but not
+    yet due in the outbox, and recall answered INDEX_INCOMPLETE while ingest ran."""
+    world = World(units)
+    mara = world.who("mara")
+    world.create(mara, world.say(mara, "I prefer mornings"), "mornings")
+    store = units.outbox_store()
+    store.complete("test", [item.id for item in store.claim("test", 10, utcnow(), 30)])
+    written: list[bool] = []
+
+    def write_as_the_check_reads(_c: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if not written and statement.lstrip().startswith("SELECT"):
+            written.append(True)
+            evidence = world.say(mara, "I prefer window seats")
+            world.create(mara, evidence, "window seats", key="seating", now=utcnow())
+
+    watch = IndexWatch(_Points(1), units, 10)  # type: ignore[arg-type]
+    event.listen(units.engine, "before_cursor_execute", write_as_the_check_reads)
+    try:
+        reason = watch._examine("acme")
+    finally:
+        event.remove(units.engine, "before_cursor_execute", write_as_the_check_reads)
+        watch.close()
+    assert written == [True]
+    assert reason is None

@@ -73,7 +73,7 @@ def check(indexed: int, on_the_way: int = 0) -> tuple[int, list[str]]:
         reads.append("index")
         return indexed
 
-    return missing_from_index(records, count, T0), reads  # type: ignore[arg-type]
+    return missing_from_index(records, count, lambda: T0), reads  # type: ignore[arg-type]
 
 
 def test_missing_counts_only_what_should_be_searchable_and_is_not_on_its_way() -> None:
