@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from memory_service.domain import rules
 from memory_service.domain.model import Memory, RevisionStatus
-from memory_service.domain.ports import UnitOfWork
-
-EXPECTED_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -60,34 +57,36 @@ class IndexUnavailable(Exception):
 
 
 def missing_from_index(
-    uow: UnitOfWork, count_points: Callable[[], int], clock: Callable[[], datetime]
+    live_before: Sequence[str],
+    changes_before: Mapping[str, datetime],
+    indexed: int,
+    memories_after: Mapping[str, Memory],
+    now: datetime,
 ) -> int:
     """How many memories that should be searchable now the index lacks, beyond those whose own
-    change is still on its way (the outbox); 0 when the index is complete.
+    change is still on its way; 0 when the index is complete.
 
-    `count_points` reads the tenant's point count from the index. It is called after the
-    records are read: a change delivered in between is then in the count, never missing from
-    both. The instant that decides what is due is read from `clock` after the records too: a
-    memory is stamped before its commit, so one committed just before the read, stamped after
-    an instant taken earlier, would be in the records yet not on its way, and counted missing
-    while ingest runs. Wiped, restored from an old snapshot, or a fresh Qdrant node: the count
-    falls short and no queued change explains it.
+    The inputs are read in this order, each after the one before: the tenant's live ids, then
+    its queued changes (`OutboxRepository.queued_changes`); the index's point count
+    (`indexed`); the clock (`now`); the same memories as they are after that count. Index
+    writes run while they are read, and the order leaves none of them counted as missing:
 
-    The common case (every tenant recalled, every interval) compares two counts: listing a
-    large tenant's live ids took most of the check's time. Only a short count reads the
-    records, from the start again (ids, the outbox, the index).
+    - a memory with no change queued before the count was written to the index before it
+      (the drain writes to the index, then completes the change); a memory created after the
+      ids were read is not expected at all;
+    - a memory deleted, or expired, and removed from the index before the count is not
+      expected: what should be searchable is decided after the count, on a clock read after it;
+    - a removal still queued offsets nothing: only an expected memory's change is on its way.
+
+    Points the index holds beyond these (a memory created meanwhile, a removal on its way) can
+    still hide as many missing ones until the next check.
     """
-    counted = uow.memories.count_live()
-    if count_points() >= counted:
-        return 0
-    live = uow.memories.live_ids()
-    now = clock()
-    on_the_way, _ = uow.outbox.pending(now)
-    indexed = count_points()
-    if indexed >= len(live):
-        return 0
-    expected = 0
-    for start in range(0, len(live), EXPECTED_CHUNK):
-        memories = uow.memories.get_many(live[start : start + EXPECTED_CHUNK])
-        expected += sum(1 for m in memories.values() if index_document(m, now) is not None)
-    return max(0, expected - on_the_way - indexed)
+    unexplained = 0
+    for memory_id in live_before:
+        memory = memories_after.get(memory_id)
+        if memory is None or index_document(memory, now) is None:
+            continue
+        due = changes_before.get(memory_id)
+        if due is None or due > now:
+            unexplained += 1
+    return max(0, unexplained - indexed)

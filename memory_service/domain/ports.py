@@ -7,7 +7,7 @@ import enum
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from memory_service.domain.model import (
@@ -344,6 +344,7 @@ class OutboxKind(enum.StrEnum):
 
 
 TENANT_KINDS = (OutboxKind.REBUILD, OutboxKind.RESYNC)
+ON_ITS_WAY = datetime.min.replace(tzinfo=UTC)  # a queued change that counts as due at any instant
 
 
 class OutboxRepository(Protocol):
@@ -356,9 +357,13 @@ class OutboxRepository(Protocol):
     def enqueue_tenant(self, kind: OutboxKind, now: datetime) -> None:
         """A REBUILD or RESYNC of this tenant, due now."""
 
-    def pending(self, now: datetime) -> tuple[int, bool]:
-        """Memories whose own change awaits its index write (due or being retried), and whether
-        a rebuild or resync of the tenant is queued or still refilling."""
+    def queued_changes(self) -> dict[str, datetime]:
+        """Each memory whose own change awaits its index write, with the instant its earliest
+        queued change is due (`ON_ITS_WAY` for one being retried: due or not, it is on its
+        way)."""
+
+    def tenant_work(self) -> bool:
+        """Whether a rebuild or resync of the tenant is queued or still refilling."""
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from memory_service.domain.model import (
     utcnow,
 )
 from memory_service.domain.ports import (
+    ON_ITS_WAY,
     MemoryQuery,
     OutboxItem,
     OutboxKind,
@@ -1171,20 +1172,28 @@ class SqlOutboxRepository(TenantScoped):
             OutboxRow, memory_id="", due_time=now, create_time=now, attempts=0, kind=kind.value
         )
 
-    def pending(self, now: datetime) -> tuple[int, bool]:
+    def queued_changes(self) -> dict[str, datetime]:
         self.flush()
-        changes = self._session.scalar(
-            self._select(OutboxRow, func.count(func.distinct(OutboxRow.memory_id))).where(
-                OutboxRow.kind == OutboxKind.MEMORY.value,
-                or_(OutboxRow.due_time <= now, OutboxRow.attempts > 0),
-            )
+        rows = self._session.execute(
+            self._select(
+                OutboxRow, OutboxRow.memory_id, OutboxRow.due_time, OutboxRow.attempts
+            ).where(OutboxRow.kind == OutboxKind.MEMORY.value)
         )
-        tenant_work = self._session.scalar(
+        changes: dict[str, datetime] = {}
+        for memory_id, due_time, attempts in rows:
+            due = ON_ITS_WAY if attempts else due_time
+            if memory_id not in changes or due < changes[memory_id]:
+                changes[memory_id] = due
+        return changes
+
+    def tenant_work(self) -> bool:
+        self.flush()
+        found = self._session.scalar(
             self._select(OutboxRow, OutboxRow.id)
             .where(OutboxRow.kind != OutboxKind.MEMORY.value)
             .limit(1)
         )
-        return int(changes or 0), tenant_work is not None
+        return found is not None
 
 
 class SqlOutboxStore:

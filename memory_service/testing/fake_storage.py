@@ -42,6 +42,7 @@ from memory_service.domain.model import (
     TaskCheckpoint,
 )
 from memory_service.domain.ports import (
+    ON_ITS_WAY,
     ImportQueue,
     ImportWork,
     MemoryQuery,
@@ -450,13 +451,16 @@ class FakeOutboxRepository:
         self.queued_now = True
         self._t.outbox.append(_OutboxEntry("", now, now, kind))
 
-    def pending(self, now: datetime) -> tuple[int, bool]:
-        changes = {
-            e.memory_id
-            for e in self._t.outbox
-            if e.kind is OutboxKind.MEMORY and (e.due_time <= now or e.attempts > 0)
-        }
-        return len(changes), any(e.kind is not OutboxKind.MEMORY for e in self._t.outbox)
+    def queued_changes(self) -> dict[str, datetime]:
+        changes: dict[str, datetime] = {}
+        for e in self._t.outbox:
+            if e.kind is OutboxKind.MEMORY:
+                due = ON_ITS_WAY if e.attempts > 0 else e.due_time
+                changes[e.memory_id] = min(due, changes.get(e.memory_id, due))
+        return changes
+
+    def tenant_work(self) -> bool:
+        return any(e.kind is not OutboxKind.MEMORY for e in self._t.outbox)
 
 
 class FakeOverrideRepository:

@@ -1,16 +1,24 @@
 """The index watch's check of a tenant on real SQLite and PostgreSQL: a complete index costs
 one count of the records (and the sidecar's), nothing else; a short one still reads the outbox
-and queues the tenant's resync."""
+and queues the tenant's resync; and index writes made while the check reads (a creation, a
+deletion, an expiry, each drained by the real outbox worker) never make a healthy index look
+incomplete, while removals still queued never make a wiped one look complete."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import event
 
 from memory_service.app.index_watch import INCOMPLETE, IndexWatch
-from memory_service.domain.model import utcnow
+from memory_service.domain.indexing import IndexDocument
+from memory_service.domain.model import Identity, Memory, MemoryKind, Scope, ScopeType, utcnow
+from memory_service.domain.services import CreateMemory
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.workers.outbox import OutboxWorker
 from tests.support.world import World
 
 
@@ -67,7 +75,7 @@ def test_a_short_index_still_reads_the_outbox_and_queues_a_resync(
     assert "index_outbox" in sent
     assert queued == [True]
     with units("acme", write=False) as uow:
-        assert uow.outbox.pending(utcnow())[1]  # the tenant's resync is queued
+        assert uow.outbox.tenant_work()  # the tenant's resync is queued
 
 
 def test_a_memory_committed_as_the_check_begins_is_on_its_way_not_missing(
@@ -98,3 +106,144 @@ def test_a_memory_committed_as_the_check_begins_is_on_its_way_not_missing(
         watch.close()
     assert written == [True]
     assert reason is None
+
+
+class _Index:
+    """A healthy index that keeps its points by memory id, written by the real drain."""
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+
+    def tenant_points(self, tenant_id: str) -> int:
+        return len(self.ids)
+
+    def upsert(self, documents: Sequence[IndexDocument], deadline: float | None = None) -> None:
+        self.ids.update(document.memory_id for document in documents)
+
+    def delete(
+        self,
+        tenant_id: str,
+        memory_ids: Sequence[str],
+        deadline: float | None = None,
+        versions: Sequence[int] = (),
+    ) -> None:
+        self.ids.difference_update(memory_ids)
+
+    def delete_tenant(self, tenant_id: str, deadline: float | None = None) -> None:
+        self.ids.clear()
+
+
+def _remember(
+    world: World, who: Identity, text: str, key: str, until: datetime | None = None
+) -> Memory:
+    command = CreateMemory(
+        Scope(ScopeType.USER, who.user_id),
+        key,
+        "",
+        MemoryKind.PREFERENCE,
+        world.draft(world.say(who, text), text, valid_until=until),
+    )
+    return world.write(who, lambda uow: world.memories.create(uow, who, command, utcnow()))[0]
+
+
+def _examine_while(
+    units: SqlUnitOfWorkFactory, index: _Index, when: str, meanwhile: Callable[[str], bool]
+) -> tuple[str | None, bool]:
+    """The check, with `meanwhile` run once at the first statement it accepts; whether it ran."""
+    ran: list[bool] = []
+    busy: list[bool] = []  # `meanwhile`'s own statements pass by
+
+    def hook(_c: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if not ran and not busy:
+            busy.append(True)
+            try:
+                if meanwhile(statement):
+                    ran.append(True)
+            finally:
+                busy.clear()
+
+    watch = IndexWatch(index, units, 10)  # type: ignore[arg-type]
+    event.listen(units.engine, when, hook)
+    try:
+        return watch._examine("acme"), ran == [True]
+    finally:
+        event.remove(units.engine, when, hook)
+        watch.close()
+
+
+def test_a_deletion_drained_as_the_check_reads_is_not_a_missing_memory(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    """Fails on previous main (SQLite): the check's snapshot began before the deletion, so the
+    memory was live in it, with no change queued, and its point was gone from the count."""
+    world = World(units)
+    mara = world.who("mara")
+    index = _Index()
+    drain = OutboxWorker(units.outbox_store(), units, index)  # type: ignore[arg-type]
+    first = _remember(world, mara, "I prefer mornings", "a")
+    _remember(world, mara, "I prefer aisle seats", "b")
+    drain.drain_once()
+
+    def delete_and_drain(statement: str) -> bool:
+        if "count(memories.id)" not in statement:
+            return False
+        world.write(mara, lambda uow: world.memories.delete(uow, mara, first.id, None, utcnow()))
+        drain.drain_once()  # the point removed, then the change completed
+        return True
+
+    reason, ran = _examine_while(units, index, "after_cursor_execute", delete_and_drain)
+    assert ran
+    assert len(index.ids) == 1
+    assert first.id not in index.ids
+    assert reason is None
+
+
+def test_an_expiry_drained_as_the_check_reads_is_not_a_missing_memory(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    """Fails on previous main: what should be searchable was decided on a clock read before the
+    index count; a memory whose validity ended in between, removed by the drain, was missing."""
+    world = World(units)
+    mara = world.who("mara")
+    index = _Index()
+    store = units.outbox_store()
+    drain = OutboxWorker(store, units, index)  # type: ignore[arg-type]
+    _remember(world, mara, "I prefer mornings", "a")
+    ends = utcnow() + timedelta(seconds=1)
+    _remember(world, mara, "I prefer aisle seats this week", "b", until=ends)
+    drain.drain_once()  # both indexed; the expiry waits until `ends`
+    _remember(world, mara, "I prefer tea", "c")
+    store.claim("in-flight", 10, utcnow(), 30)  # ingest under way: a batch being embedded
+
+    def expire_and_drain(statement: str) -> bool:
+        if "index_outbox" not in statement:
+            return False
+        time.sleep(max(0.0, (ends - utcnow()).total_seconds()) + 0.05)
+        assert drain.drain_once() == 1  # the expiry: removed from the index, completed
+        return True
+
+    reason, ran = _examine_while(units, index, "after_cursor_execute", expire_and_drain)
+    assert ran
+    assert len(index.ids) == 1
+    assert reason is None
+
+
+def test_queued_removals_do_not_hide_a_wiped_index(units: SqlUnitOfWorkFactory) -> None:
+    """Fails on previous main: every queued change counted as on its way, removals of deleted
+    memories included, and offset as many live memories the wiped index lacked."""
+    world = World(units)
+    mara = world.who("mara")
+    index = _Index()
+    drain = OutboxWorker(units.outbox_store(), units, index)  # type: ignore[arg-type]
+    for n in range(3):
+        _remember(world, mara, f"I like blend {n}", f"kept_{n}")
+    gone = [_remember(world, mara, f"I liked roast {n}", f"gone_{n}") for n in range(3)]
+    drain.drain_once()
+    for memory in gone:
+        world.write(
+            mara, lambda uow, m=memory: world.memories.delete(uow, mara, m.id, None, utcnow())
+        )
+    index.ids.clear()  # wiped, or a fresh node; three removals still queued
+    reason, _ = _examine_while(units, index, "before_cursor_execute", lambda _: False)
+    assert reason is not None
+    assert reason.startswith(INCOMPLETE)

@@ -93,9 +93,9 @@ def test_a_tenant_item_turns_into_refills_and_completes_in_the_same_transaction(
         uow.outbox.enqueue(f"{9:032x}", now, now)
         uow.commit()
     with units("t1", write=False) as uow:
-        assert uow.outbox.pending(now) == (1, True)
+        assert (uow.outbox.queued_changes(), uow.outbox.tenant_work()) == ({f"{9:032x}": now}, True)
     with units("t2", write=False) as uow:
-        assert uow.outbox.pending(now) == (0, False)
+        assert (uow.outbox.queued_changes(), uow.outbox.tenant_work()) == ({}, False)
     store = units.outbox_store()
     rebuild, change = store.claim("a", 10, now, 30)
     assert (rebuild.kind, change.kind) == (OutboxKind.REBUILD, OutboxKind.MEMORY)
@@ -107,11 +107,12 @@ def test_a_tenant_item_turns_into_refills_and_completes_in_the_same_transaction(
         (OutboxKind.REFILL, f"{n:032x}") for n in range(3)
     ]
     with units("t1", write=False) as uow:
-        assert uow.outbox.pending(now) == (1, True)  # refilling is tenant work, not a change
+        # refilling is tenant work, not a change
+        assert (len(uow.outbox.queued_changes()), uow.outbox.tenant_work()) == (1, True)
     store.complete("c", [i.id for i in refills])
     store.complete("a", [change.id])
     with units("t1", write=False) as uow:
-        assert uow.outbox.pending(now) == (0, False)
+        assert (uow.outbox.queued_changes(), uow.outbox.tenant_work()) == ({}, False)
 
 
 def test_a_commit_that_queues_index_work_wakes_the_drain(units: SqlUnitOfWorkFactory) -> None:

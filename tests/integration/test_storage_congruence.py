@@ -247,7 +247,8 @@ def scenario(world: World) -> list[tuple[str, Any]]:
         "transcript",
         lambda: world.read(mara, lambda uow: world.transcript.list(uow, mara, "c1", 0, 10)),
     )
-    step("pending index work", lambda: world.read(mara, lambda uow: uow.outbox.pending(at(100))))
+    step("queued index work", lambda: world.read(mara, lambda uow: uow.outbox.queued_changes()))
+    step("queued tenant work", lambda: world.read(mara, lambda uow: uow.outbox.tenant_work()))
     step(
         "live memories, counted and listed",
         lambda: world.read(
