@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from memory_service.domain.indexing import missing_from_index
-from memory_service.domain.model import Memory, utcnow
+from memory_service.domain.model import utcnow
 from memory_service.domain.ports import OutboxKind, Search, UnitOfWorkFactory, chunks
 
 log = logging.getLogger(__name__)
@@ -113,16 +113,21 @@ class IndexWatch:
             counted = uow.memories.count_live()
             if self._search.tenant_points(tenant_id) >= counted:
                 return None  # counted after the records: nothing delivered in between is missed
-            live = uow.memories.live_ids()
+            live = uow.memories.live_versions()
             changes = uow.outbox.queued_changes()
             refilling = uow.outbox.tenant_work()
         indexed = self._search.tenant_points(tenant_id)
+        if indexed >= len(live):
+            return None
         now = utcnow()
-        memories: dict[str, Memory] = {}
         with self._units(tenant_id, write=False) as uow:
-            for chunk in chunks(live, READ_CHUNK):
-                memories.update(uow.memories.get_many(chunk))
-        missing = missing_from_index(live, changes, indexed, memories, now)
+            # A chunk at a time: a large tenant's memories are never all held at once.
+            memories = (
+                memory
+                for chunk in chunks(list(live), READ_CHUNK)
+                for memory in uow.memories.get_many(chunk).values()
+            )
+            missing = missing_from_index(live, changes, indexed, memories, now)
         if missing == 0:
             return None
         if not refilling:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -57,36 +57,38 @@ class IndexUnavailable(Exception):
 
 
 def missing_from_index(
-    live_before: Sequence[str],
+    live_before: Mapping[str, int],
     changes_before: Mapping[str, datetime],
     indexed: int,
-    memories_after: Mapping[str, Memory],
+    memories_after: Iterable[Memory],
     now: datetime,
 ) -> int:
     """How many memories that should be searchable now the index lacks, beyond those whose own
     change is still on its way; 0 when the index is complete.
 
-    The inputs are read in this order, each after the one before: the tenant's live ids, then
-    its queued changes (`OutboxRepository.queued_changes`); the index's point count
-    (`indexed`); the clock (`now`); the same memories as they are after that count. Index
-    writes run while they are read, and the order leaves none of them counted as missing:
+    The inputs are read in this order, each after the one before: the tenant's live memories
+    with their versions, then its queued changes (`OutboxRepository.queued_changes`); the
+    index's point count (`indexed`); the clock (`now`); the same memories as they are after
+    that count. Index writes run while they are read, and the order leaves none of them
+    counted as missing:
 
-    - a memory with no change queued before the count was written to the index before it
-      (the drain writes to the index, then completes the change); a memory created after the
-      ids were read is not expected at all;
-    - a memory deleted, or expired, and removed from the index before the count is not
-      expected: what should be searchable is decided after the count, on a clock read after it;
+    - a memory unchanged between the two reads with no change queued before the count was
+      written to the index before it (the drain writes to the index, then completes the
+      change);
+    - a memory changed between the reads (created, corrected, confirmed, deleted) is not
+      expected: its change was either written before the count, and is in it, or after;
+    - a memory that expired and was removed from the index before the count is not expected:
+      what should be searchable is decided on a clock read after it;
     - a removal still queued offsets nothing: only an expected memory's change is on its way.
 
-    Points the index holds beyond these (a memory created meanwhile, a removal on its way) can
+    Points the index holds beyond these (a memory changed meanwhile, a removal on its way) can
     still hide as many missing ones until the next check.
     """
     unexplained = 0
-    for memory_id in live_before:
-        memory = memories_after.get(memory_id)
-        if memory is None or index_document(memory, now) is None:
+    for memory in memories_after:
+        if live_before.get(memory.id) != memory.version or index_document(memory, now) is None:
             continue
-        due = changes_before.get(memory_id)
+        due = changes_before.get(memory.id)
         if due is None or due > now:
             unexplained += 1
     return max(0, unexplained - indexed)

@@ -57,9 +57,11 @@ class MemoryQuery:
 class MemoryRepository(Protocol):
     def get(self, memory_id: str) -> Memory | None: ...
     def get_many(self, memory_ids: list[str]) -> dict[str, Memory]: ...
-    def live_ids(self) -> list[str]: ...
+    def live_versions(self) -> dict[str, int]:
+        """Each live memory's version, in id order."""
+
     def count_live(self) -> int:
-        """How many `live_ids` there are, counted by the database."""
+        """How many `live_versions` there are, counted by the database."""
 
     def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None: ...
     def deletions(

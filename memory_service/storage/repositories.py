@@ -225,14 +225,13 @@ class SqlMemoryRepository(TenantScoped):
         ).scalar_one()
         return count
 
-    def live_ids(self) -> list[str]:
-        return list(
-            self._session.scalars(
-                self._select(MemoryRow, MemoryRow.id)
-                .where(MemoryRow.live.is_(True))
-                .order_by(MemoryRow.id)
-            )
+    def live_versions(self) -> dict[str, int]:
+        rows = self._session.execute(
+            self._select(MemoryRow, MemoryRow.id, MemoryRow.version)
+            .where(MemoryRow.live.is_(True))
+            .order_by(MemoryRow.id)
         )
+        return {memory_id: version for memory_id, version in rows}
 
     def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None:
         if self._preloaded_live is not None and (scope, key, key_context) in self._preloaded_live:

@@ -110,11 +110,12 @@ class FakeMemoryRepository:
     def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
         return {i: copy.deepcopy(self._t.memories[i]) for i in memory_ids if i in self._t.memories}
 
-    def live_ids(self) -> list[str]:
-        return sorted(i for i, m in self._t.memories.items() if not m.deleted)
+    def live_versions(self) -> dict[str, int]:
+        live = sorted(i for i, m in self._t.memories.items() if not m.deleted)
+        return {i: self._t.memories[i].version for i in live}
 
     def count_live(self) -> int:
-        return len(self.live_ids())
+        return len(self.live_versions())
 
     def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None:
         for memory in self._t.memories.values():

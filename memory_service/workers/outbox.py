@@ -362,7 +362,7 @@ class OutboxWorker:
                 if item.kind is OutboxKind.REBUILD:
                     self._sink.delete_tenant(item.tenant_id, deadline)
                 with self._units(item.tenant_id, write=False) as uow:
-                    ids = uow.memories.live_ids()
+                    ids = list(uow.memories.live_versions())
                 if self._store.expand(self._owner, item, ids, utcnow()):
                     log.info(
                         "%s of tenant %s queued %d memories", item.kind, item.tenant_id, len(ids)

@@ -28,7 +28,7 @@ def hold_write(
     committing: list[float] | None = None,
 ) -> None:
     with units("t1", write=True) as uow:
-        uow.memories.live_ids()  # BEGIN IMMEDIATE: the write lock is taken
+        uow.memories.live_versions()  # BEGIN IMMEDIATE: the write lock is taken
         started.set()
         time.sleep(seconds)
         if committing is not None:
@@ -49,7 +49,7 @@ def test_a_queued_writer_starts_as_soon_as_the_previous_one_ends(
         started.wait(5)
         asked = time.monotonic()
         with units("t1", write=True) as uow:
-            uow.memories.live_ids()
+            uow.memories.live_versions()
             got = time.monotonic()
             uow.commit()
         holder.join()
@@ -74,11 +74,11 @@ def test_a_writer_that_waits_too_long_is_database_unavailable(
     started.wait(5)
     try:
         with pytest.raises(DatabaseUnavailable), units("t1", write=True) as uow:
-            uow.memories.live_ids()
+            uow.memories.live_versions()
     finally:
         holder.join()
     with units("t1", write=True) as uow:  # the lock was handed back
-        uow.memories.live_ids()
+        uow.memories.live_versions()
         uow.commit()
 
 
@@ -93,7 +93,7 @@ def test_a_writer_that_fails_hands_the_lock_to_the_next_at_once(
 
     def fail() -> None:
         with units("t1", write=True) as uow:
-            uow.memories.live_ids()
+            uow.memories.live_versions()
             if failure == "error":
                 raise ValueError("the request's own fault")
             if failure == "statement":
@@ -117,7 +117,7 @@ def test_a_writer_that_fails_hands_the_lock_to_the_next_at_once(
     def write() -> None:
         asked = time.monotonic()
         with units("t1", write=True) as uow:
-            uow.memories.live_ids()
+            uow.memories.live_versions()
             uow.commit()
         follower.append(time.monotonic() - asked)
 

@@ -252,7 +252,7 @@ def scenario(world: World) -> list[tuple[str, Any]]:
     step(
         "live memories, counted and listed",
         lambda: world.read(
-            mara, lambda uow: (uow.memories.count_live(), len(uow.memories.live_ids()))
+            mara, lambda uow: (uow.memories.count_live(), len(uow.memories.live_versions()))
         ),
     )
     step("lineage of the deleted", lambda: _lineage(world, root, policy))

@@ -8,6 +8,7 @@ from memory_service.domain import rules
 from memory_service.domain.indexing import future_boundaries, index_document, missing_from_index
 from memory_service.domain.model import RevisionStatus
 from memory_service.domain.ports import ON_ITS_WAY
+from tests.support import records
 from tests.unit.test_rules import T0, memory, revision
 
 
@@ -37,14 +38,26 @@ def test_a_future_correction_schedules_a_reindex_when_it_takes_effect() -> None:
     assert index_document(m, monday).revision_number == 2  # type: ignore[union-attr]
 
 
-def check(indexed: int, changes: dict[str, datetime] | None = None, deleted: str = "") -> int:
-    """Four live memories: two searchable now, a proposal, one valid from next week."""
-    proposal = memory(revision(1, status=RevisionStatus.CANDIDATE))
-    future = memory(revision(1, T0 + timedelta(days=3)))
-    after = {"a": memory(revision(1)), "b": memory(revision(1)), "c": proposal, "d": future}
-    if deleted:
-        after.pop(deleted)
-    return missing_from_index(sorted("abcd"), changes or {}, indexed, after, T0)
+def check(
+    indexed: int,
+    changes: dict[str, datetime] | None = None,
+    deleted: str = "",
+    changed: str = "",
+) -> int:
+    """Four live memories: two searchable now, a proposal, one valid from next week; the names
+    in `changes` are of these memories (or of one deleted before the first read)."""
+    revisions = {
+        "a": revision(1),
+        "b": revision(1),
+        "c": revision(1, status=RevisionStatus.CANDIDATE),
+        "d": revision(1, T0 + timedelta(days=3)),
+    }
+    named = {n: records.memory(r, created=T0, memory_id=n) for n, r in revisions.items()}
+    before = {m.id: m.version for m in named.values()}
+    if changed:
+        named[changed].version += 1
+    after = [m for name, m in named.items() if name != deleted]
+    return missing_from_index(before, changes or {}, indexed, after, T0)
 
 
 def test_missing_counts_only_what_should_be_searchable_and_is_not_on_its_way() -> None:
@@ -63,10 +76,11 @@ def test_a_change_due_later_does_not_excuse_a_missing_point() -> None:
 def test_queued_removals_offset_nothing() -> None:
     """A wiped index is not complete because memories that should not be searchable have
     removals queued: only an expected memory's change is on its way."""
-    queued = {"c": T0, "d": T0, "gone": T0}
-    assert check(indexed=0, changes=queued) == 2
+    assert check(indexed=0, changes={"c": T0, "d": T0, "gone": T0}) == 2
 
 
-def test_a_memory_gone_by_the_count_is_not_expected() -> None:
-    """Deleted (and its point removed) between the ids and the count: not missing."""
+def test_a_memory_gone_or_changed_between_the_reads_is_not_expected() -> None:
+    """Deleted, or changed (its change perhaps written after the count) meanwhile: neither is
+    counted missing."""
     assert check(indexed=1, deleted="a") == 0
+    assert check(indexed=1, changed="a") == 0
