@@ -63,6 +63,10 @@ class MemoryRepository(Protocol):
     def count_live(self) -> int:
         """How many `live_versions` there are, counted by the database."""
 
+    def count_searchable(self, instant: datetime) -> int:
+        """How many live memories have an applicable revision at `instant` (what the search
+        index should hold), counted by the database."""
+
     def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None: ...
     def deletions(
         self, scope: Scope, key: str, key_context: str, lineage: str

@@ -225,6 +225,27 @@ class SqlMemoryRepository(TenantScoped):
         ).scalar_one()
         return count
 
+    def count_searchable(self, instant: datetime) -> int:
+        """`rules.applicable_revision` as SQL: a live memory with an active revision whose
+        validity and supersession include `instant` (the storage congruence test holds the
+        two to the same answers)."""
+
+        def build(p: Prepare) -> Any:
+            at: Any = bindparam("instant")
+            # uncorrelated, so the subquery is scoped on its own (storage/scoped.py)
+            applicable = p.select(RevisionRow, RevisionRow.memory_id).where(
+                RevisionRow.status == RevisionStatus.ACTIVE.value,
+                or_(RevisionRow.valid_from.is_(None), RevisionRow.valid_from <= at),
+                or_(RevisionRow.valid_until.is_(None), RevisionRow.valid_until > at),
+                or_(RevisionRow.superseded_from.is_(None), RevisionRow.superseded_from > at),
+            )
+            return p.select(MemoryRow, func.count(MemoryRow.id)).where(
+                MemoryRow.live.is_(True), MemoryRow.id.in_(applicable)
+            )
+
+        count: int = self._run("memories.count_searchable", build, instant=instant).scalar_one()
+        return count
+
     def live_versions(self) -> dict[str, int]:
         rows = self._session.execute(
             self._select(MemoryRow, MemoryRow.id, MemoryRow.version)

@@ -58,7 +58,7 @@ from memory_service.domain.ports import (
     Visibility,
 )
 from memory_service.domain.recall import Candidate
-from memory_service.domain.rules import lineage_ref_hash, scoped_key_hash
+from memory_service.domain.rules import applicable_revision, lineage_ref_hash, scoped_key_hash
 
 _ids = itertools.count(1)  # outbox ids, ascending like a sequence
 
@@ -116,6 +116,9 @@ class FakeMemoryRepository:
 
     def count_live(self) -> int:
         return len(self.live_versions())
+
+    def count_searchable(self, instant: datetime) -> int:
+        return sum(1 for m in self._t.memories.values() if applicable_revision(m, instant))
 
     def find_live(self, scope: Scope, key: str, key_context: str) -> Memory | None:
         for memory in self._t.memories.values():

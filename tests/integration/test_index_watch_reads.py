@@ -58,6 +58,19 @@ def test_a_complete_index_is_checked_by_its_counts_alone(units: SqlUnitOfWorkFac
     assert _selects(units, watch) == (None, ["memories"])
 
 
+def test_memories_that_are_not_searchable_cost_one_more_count_not_a_read_of_every_memory(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    """Fails on previous main: a memory awaiting review kept the live count above the index's
+    for good, so every check of the tenant read all its memories (seconds for a large one)."""
+    world = World(units)
+    mara = world.who("mara")
+    world.create(mara, world.say(mara, "I prefer mornings"), "mornings")
+    world.create(mara, world.say(mara, "I prefer aisle seats"), "aisle", key="seat", review=True)
+    watch = IndexWatch(_Points(1), units, 10)  # type: ignore[arg-type]
+    assert _selects(units, watch) == (None, ["memories", "memories"])
+
+
 def test_a_short_index_still_reads_the_outbox_and_queues_a_resync(
     units: SqlUnitOfWorkFactory,
 ) -> None:
@@ -266,6 +279,7 @@ def test_a_memory_made_searchable_as_the_check_reads_is_not_missing(
     while drain.drain_once():
         pass
     assert waiting.id not in index.ids  # awaiting review: not searchable
+    _remember(world, mara, "I prefer tea", "c")  # ingest under way: the index lags
 
     def confirm(statement: str) -> bool:
         if "index_outbox" not in statement:

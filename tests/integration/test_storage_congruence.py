@@ -255,6 +255,13 @@ def scenario(world: World) -> list[tuple[str, Any]]:
             mara, lambda uow: (uow.memories.count_live(), len(uow.memories.live_versions()))
         ),
     )
+    for instant in (10, 50):
+        step(
+            f"searchable memories at {instant}",
+            lambda instant=instant: world.read(
+                mara, lambda uow: uow.memories.count_searchable(at(instant))
+            ),
+        )
     step("lineage of the deleted", lambda: _lineage(world, root, policy))
     step("documents", lambda: world.write(mara, lambda uow: _documents(uow, memory)))
     step("review queues", lambda: world.read(root, _review))
