@@ -112,13 +112,15 @@ class IndexWatch:
         needs."""
         with self._units(tenant_id, write=False) as uow:
             counted = uow.memories.count_live()
-            if self._search.tenant_points(tenant_id) >= counted:
+            points = self._search.tenant_points(tenant_id)
+            if points >= counted:
                 return None  # counted after the records: nothing delivered in between is missed
             # A memory awaiting review, expired or not yet valid keeps the live count above
             # the index's for good; the searchable count, costlier, tells such a tenant
             # complete without reading every memory (seconds for a large one) each interval.
-            searchable = uow.memories.count_searchable(utcnow())
-            if self._search.tenant_points(tenant_id) >= searchable:
+            # The same point count serves: on SQLite both counts read one snapshot, and a
+            # memory made searchable and indexed meanwhile only sends the check the long way.
+            if points >= uow.memories.count_searchable(utcnow()):
                 return None
             live = uow.memories.live_versions()
             changes = uow.outbox.queued_changes()

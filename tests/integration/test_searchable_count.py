@@ -8,21 +8,9 @@ import random
 from datetime import UTC, datetime, timedelta, timezone
 
 from memory_service.domain import rules
-from memory_service.domain.model import (
-    EvidenceRef,
-    EvidenceType,
-    Memory,
-    MemoryKind,
-    Provenance,
-    ProvenanceMethod,
-    Revision,
-    RevisionStatus,
-    Scope,
-    ScopeType,
-    Speaker,
-    new_id,
-)
+from memory_service.domain.model import Memory, RevisionStatus, new_id
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from tests.support import records
 
 T = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 EDGES = [T, T + timedelta(microseconds=1), T - timedelta(microseconds=1), T + timedelta(seconds=1)]
@@ -33,31 +21,22 @@ def _random_memory(rng: random.Random, tenant: str, n: int) -> Memory:
     """Up to 4 revisions of any status (several active at once included), each bound open or set
     at or around `T`; some memories deleted."""
     memory_id = new_id()
-    evidence = Provenance(
-        Speaker.USER,
-        ProvenanceMethod.USER_STATEMENT,
-        EvidenceRef(EvidenceType.TRANSCRIPT_MESSAGE, "conversations/c/messages/m"),
-    )
     revisions = [
-        Revision(
-            memory_id,
+        records.revision(
             number,
-            f"value {number}",
-            rng.choice(MOMENTS),
-            rng.choice(MOMENTS),
-            rng.choice(list(RevisionStatus)),
-            evidence,
             T,
-            "u",
+            memory_id=memory_id,
+            valid_from=rng.choice(MOMENTS),
+            valid_until=rng.choice(MOMENTS),
+            status=rng.choice(list(RevisionStatus)),
             superseded_from=rng.choice(MOMENTS),
         )
         for number in range(1, rng.randint(0, 4) + 1)
     ]
-    deleted = T if rng.random() < 0.15 else None
-    scope = Scope(ScopeType.USER, "u")
-    return Memory(
-        memory_id, tenant, scope, f"k{n}", "", MemoryKind.PREFERENCE, 1, T, T, deleted, revisions
-    )
+    memory = records.memory(*revisions, created=T, memory_id=memory_id, tenant=tenant, key=f"k{n}")
+    if rng.random() < 0.15:
+        memory.delete_time = T
+    return memory
 
 
 def test_the_searchable_count_is_the_rule_at_every_boundary(units: SqlUnitOfWorkFactory) -> None:
