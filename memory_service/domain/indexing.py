@@ -50,6 +50,18 @@ def future_boundaries(memory: Memory, now: datetime) -> list[datetime]:
     return sorted(instants)
 
 
+# Boundaries queued at a time: a write queues its memory's next few (a memory can gather many
+# scheduled corrections), and the drain queues the next few when the last one queued has run
+# (`boundaries_to_queue`), so every boundary is reached without a row for each per write.
+SCHEDULED_AHEAD = 4
+
+
+def boundaries_to_queue(memory: Memory, now: datetime) -> list[datetime]:
+    """The future boundaries a write (or the drain, at the last queued one) queues; none for a
+    deleted memory, which nothing will make searchable again."""
+    return [] if memory.deleted else future_boundaries(memory, now)[:SCHEDULED_AHEAD]
+
+
 class IndexUnavailable(Exception):
     """The index as a whole could not be reached (down, restarting, hung): nothing is wrong
     with the items themselves, so the drain waits for the index rather than each item backing

@@ -371,6 +371,9 @@ class OutboxRepository(Protocol):
     def tenant_work(self) -> bool:
         """Whether a rebuild or resync of the tenant is queued or still refilling."""
 
+    def due_after(self, memory_ids: Sequence[str], instant: datetime) -> set[str]:
+        """Those of `memory_ids` with an index change queued for after `instant`."""
+
 
 @dataclass(frozen=True)
 class OutboxItem:

@@ -689,7 +689,7 @@ class MemoryUseCases:
         """Outbox rows in the same transaction as the change: now, and whenever the applicable
         revision will change by itself (a correction effective Monday re-indexes on Monday)."""
         uow.outbox.enqueue(memory.id, now, now)
-        for instant in indexing.future_boundaries(memory, now)[:4]:
+        for instant in indexing.boundaries_to_queue(memory, now):
             uow.outbox.enqueue(memory.id, instant, now)
 
     def _visible(self, uow: UnitOfWork, identity: Identity, memory_id: str) -> Memory:

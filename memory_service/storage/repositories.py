@@ -1215,6 +1215,23 @@ class SqlOutboxRepository(TenantScoped):
         )
         return found is not None
 
+    def due_after(self, memory_ids: Sequence[str], instant: datetime) -> set[str]:
+        self.flush()
+        found: set[str] = set()
+        for chunk in chunks(list(memory_ids), IN_CLAUSE_CHUNK):
+            found.update(
+                self._session.scalars(
+                    self._select(OutboxRow, OutboxRow.memory_id)
+                    .where(
+                        OutboxRow.kind == OutboxKind.MEMORY.value,
+                        OutboxRow.memory_id.in_(chunk),
+                        OutboxRow.due_time > instant,
+                    )
+                    .distinct()
+                )
+            )
+        return found
+
 
 class SqlOutboxStore:
     """Cross-tenant by design: the drain worker serves every tenant. `FOR UPDATE SKIP LOCKED`

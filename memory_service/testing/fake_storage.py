@@ -466,6 +466,14 @@ class FakeOutboxRepository:
     def tenant_work(self) -> bool:
         return any(e.kind is not OutboxKind.MEMORY for e in self._t.outbox)
 
+    def due_after(self, memory_ids: Sequence[str], instant: datetime) -> set[str]:
+        wanted = set(memory_ids)
+        return {
+            e.memory_id
+            for e in self._t.outbox
+            if e.kind is OutboxKind.MEMORY and e.memory_id in wanted and e.due_time > instant
+        }
+
 
 class FakeOverrideRepository:
     def __init__(self, tables: TenantTables) -> None:

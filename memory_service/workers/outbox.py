@@ -28,12 +28,18 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol
 
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import CallbackOptions, Observation
 
-from memory_service.domain.indexing import IndexDocument, IndexUnavailable, index_document
+from memory_service.domain.indexing import (
+    IndexDocument,
+    IndexUnavailable,
+    boundaries_to_queue,
+    index_document,
+)
 from memory_service.domain.model import utcnow
 from memory_service.domain.ports import (
     TENANT_KINDS,
@@ -396,3 +402,28 @@ class OutboxWorker:
                 batch.documents.append(document)
         if removals:
             batch.removals[tenant_id] = removals
+        # A scheduled change (due after it was queued) may be the last of its memory's queued
+        # boundaries: the memory's next ones are queued before this one completes.
+        ahead = {
+            item.memory_id: boundaries_to_queue(memory, now)
+            for item in items
+            if item.due_time > item.create_time
+            and (memory := memories.get(item.memory_id)) is not None
+        }
+        ahead = {memory_id: instants for memory_id, instants in ahead.items() if instants}
+        if ahead:
+            self._queue_next_boundaries(tenant_id, ahead, now)
+
+    def _queue_next_boundaries(
+        self, tenant_id: str, ahead: dict[str, list[datetime]], now: datetime
+    ) -> None:
+        """Queues the boundaries of each memory with none queued after `now`; one that has some
+        (queued by a write since) keeps them. Two drains doing this at once queue a boundary
+        twice, which indexes the memory twice at that instant: harmless."""
+        with self._units(tenant_id, write=True) as uow:
+            queued = uow.outbox.due_after(list(ahead), now)
+            for memory_id, instants in ahead.items():
+                if memory_id not in queued:
+                    for instant in instants:
+                        uow.outbox.enqueue(memory_id, instant, now)
+            uow.commit()

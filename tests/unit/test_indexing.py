@@ -5,7 +5,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from memory_service.domain import rules
-from memory_service.domain.indexing import future_boundaries, index_document, missing_from_index
+from memory_service.domain.indexing import (
+    SCHEDULED_AHEAD,
+    boundaries_to_queue,
+    future_boundaries,
+    index_document,
+    missing_from_index,
+)
 from memory_service.domain.model import RevisionStatus
 from memory_service.domain.ports import ON_ITS_WAY
 from tests.support import records
@@ -36,6 +42,19 @@ def test_a_future_correction_schedules_a_reindex_when_it_takes_effect() -> None:
     assert future_boundaries(m, T0) == [monday]
     assert index_document(m, T0).revision_number == 1  # type: ignore[union-attr]
     assert index_document(m, monday).revision_number == 2  # type: ignore[union-attr]
+
+
+def test_a_write_queues_the_next_few_boundaries_and_none_of_a_deleted_memory() -> None:
+    m = memory(revision(1))
+    days = [T0 + timedelta(days=n) for n in range(1, SCHEDULED_AHEAD + 3)]
+    for number, day in enumerate(days, 2):
+        newcomer = revision(number, day)
+        m.revisions.append(newcomer)
+        rules.supersede(m, newcomer, day)
+    assert boundaries_to_queue(m, T0) == days[:SCHEDULED_AHEAD]
+    assert boundaries_to_queue(m, days[SCHEDULED_AHEAD - 1]) == days[SCHEDULED_AHEAD:]
+    m.delete_time = T0
+    assert boundaries_to_queue(m, T0) == []
 
 
 def check(
