@@ -50,15 +50,15 @@ def future_boundaries(memory: Memory, now: datetime) -> list[datetime]:
     return sorted(instants)
 
 
-# Boundaries queued at a time: a write queues its memory's next few (a memory can gather many
-# scheduled corrections), and the drain queues the next few when the last one queued has run
-# (`boundaries_to_queue`), so every boundary is reached without a row for each per write.
+# Boundaries queued at a time: whenever the drain indexes a memory it queues the next few it
+# finds missing (a memory can gather many scheduled corrections; the last one queued, once
+# indexed, queues the next few), so every boundary is reached with a few rows at a time.
 SCHEDULED_AHEAD = 4
 
 
 def boundaries_to_queue(memory: Memory, now: datetime) -> list[datetime]:
-    """The future boundaries a write (or the drain, at the last queued one) queues; none for a
-    deleted memory, which nothing will make searchable again."""
+    """The future boundaries the drain makes sure are queued when it indexes the memory; none
+    for a deleted memory, which nothing will make searchable again."""
     return [] if memory.deleted else future_boundaries(memory, now)[:SCHEDULED_AHEAD]
 
 

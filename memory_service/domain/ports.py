@@ -351,6 +351,7 @@ class OutboxKind(enum.StrEnum):
 
 TENANT_KINDS = (OutboxKind.REBUILD, OutboxKind.RESYNC)
 ON_ITS_WAY = datetime.min.replace(tzinfo=UTC)  # a queued change that counts as due at any instant
+EMPTY_AHEAD: Mapping[tuple[str, str], Sequence[datetime]] = {}
 
 
 class OutboxRepository(Protocol):
@@ -370,9 +371,6 @@ class OutboxRepository(Protocol):
 
     def tenant_work(self) -> bool:
         """Whether a rebuild or resync of the tenant is queued or still refilling."""
-
-    def due_after(self, memory_ids: Sequence[str], instant: datetime) -> set[str]:
-        """Those of `memory_ids` with an index change queued for after `instant`."""
 
 
 @dataclass(frozen=True)
@@ -394,7 +392,15 @@ class OutboxStore(Protocol):
     ) -> list[OutboxItem]:
         """Leases due items; several workers never get the same item while a lease holds."""
 
-    def complete(self, owner: str, ids: list[int]) -> None: ...
+    def complete(
+        self,
+        owner: str,
+        ids: list[int],
+        ahead: Mapping[tuple[str, str], Sequence[datetime]] = EMPTY_AHEAD,
+    ) -> None:
+        """Removes the items and, in the same transaction, queues each (tenant, memory)'s
+        boundaries in `ahead` that have no item due at that instant yet."""
+
     def expand(self, owner: str, item: OutboxItem, memory_ids: list[str], now: datetime) -> bool:
         """In one transaction: a REFILL row per memory id, and the tenant item completed.
         False (and nothing written) when the item's lease was lost to another worker."""

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from memory_service.domain import authority, conversations, evidence, indexing, names, rules
+from memory_service.domain import authority, conversations, evidence, names, rules
 from memory_service.domain.authorization import AccessPolicy, require_admin
 from memory_service.domain.documents import refuse_secret_in_uri
 from memory_service.domain.errors import (
@@ -686,11 +686,10 @@ class MemoryUseCases:
 
     @staticmethod
     def _schedule_index(uow: UnitOfWork, memory: Memory, now: datetime) -> None:
-        """Outbox rows in the same transaction as the change: now, and whenever the applicable
-        revision will change by itself (a correction effective Monday re-indexes on Monday)."""
+        """The memory's index change, queued in the same transaction as the record's. Whenever
+        the applicable revision will change by itself (a correction effective Monday), the
+        drain, indexing this change, queues that instant (`indexing.boundaries_to_queue`)."""
         uow.outbox.enqueue(memory.id, now, now)
-        for instant in indexing.boundaries_to_queue(memory, now):
-            uow.outbox.enqueue(memory.id, instant, now)
 
     def _visible(self, uow: UnitOfWork, identity: Identity, memory_id: str) -> Memory:
         """I7: a foreign, unauthorized or deleted memory answers exactly like a missing one."""

@@ -249,7 +249,11 @@ class OutboxRow(Base):
     lease_until: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
 
-    __table_args__ = (Index("ix_index_outbox_due_time", "due_time"),)
+    __table_args__ = (
+        Index("ix_index_outbox_due_time", "due_time"),
+        # The drain finds a memory's queued boundaries by it (0017).
+        Index("ix_index_outbox_memory", "memory_id", "due_time"),
+    )
 
 
 class OverrideRow(Base):

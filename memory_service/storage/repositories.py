@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -38,6 +38,7 @@ from memory_service.domain.model import (
     utcnow,
 )
 from memory_service.domain.ports import (
+    EMPTY_AHEAD,
     ON_ITS_WAY,
     MemoryQuery,
     OutboxItem,
@@ -1215,23 +1216,6 @@ class SqlOutboxRepository(TenantScoped):
         )
         return found is not None
 
-    def due_after(self, memory_ids: Sequence[str], instant: datetime) -> set[str]:
-        self.flush()
-        found: set[str] = set()
-        for chunk in chunks(list(memory_ids), IN_CLAUSE_CHUNK):
-            found.update(
-                self._session.scalars(
-                    self._select(OutboxRow, OutboxRow.memory_id)
-                    .where(
-                        OutboxRow.kind == OutboxKind.MEMORY.value,
-                        OutboxRow.memory_id.in_(chunk),
-                        OutboxRow.due_time > instant,
-                    )
-                    .distinct()
-                )
-            )
-        return found
-
 
 class SqlOutboxStore:
     """Cross-tenant by design: the drain worker serves every tenant. `FOR UPDATE SKIP LOCKED`
@@ -1301,7 +1285,12 @@ class SqlOutboxStore:
             )
             return True
 
-    def complete(self, owner: str, ids: list[int]) -> None:
+    def complete(
+        self,
+        owner: str,
+        ids: list[int],
+        ahead: Mapping[tuple[str, str], Sequence[datetime]] = EMPTY_AHEAD,
+    ) -> None:
         with self._all_tenants() as everyone:
             for chunk in chunks([str(i) for i in ids], IN_CLAUSE_CHUNK):
                 everyone.session.execute(
@@ -1309,6 +1298,8 @@ class SqlOutboxStore:
                         OutboxRow.id.in_([int(i) for i in chunk]), OutboxRow.lease_owner == owner
                     )
                 )
+            if ahead:
+                _queue_missing(everyone, ahead)
 
     def retry(self, owner: str, items: list[OutboxItem], error: str, now: datetime) -> None:
         with self._all_tenants() as everyone:
@@ -1353,6 +1344,37 @@ class SqlOutboxStore:
                 ).where(OutboxRow.due_time <= now)
             ).one()
         return int(count), (oldest.replace(tzinfo=UTC) if oldest is not None else None)
+
+
+def _queue_missing(
+    everyone: AllTenants, ahead: Mapping[tuple[str, str], Sequence[datetime]]
+) -> None:
+    """A MEMORY item for each boundary in `ahead` with none queued at that instant (found by
+    the outbox's index on memory and due time)."""
+    queued: set[tuple[str, str, datetime]] = set()
+    for chunk in chunks(sorted({memory_id for _, memory_id in ahead}), IN_CLAUSE_CHUNK):
+        rows = everyone.session.execute(
+            everyone.select(
+                OutboxRow, OutboxRow.tenant_id, OutboxRow.memory_id, OutboxRow.due_time
+            ).where(OutboxRow.memory_id.in_(chunk))
+        )
+        queued.update((tenant, memory, due) for tenant, memory, due in rows)
+    everyone.insert_many(
+        OutboxRow,
+        [
+            {
+                "tenant_id": tenant_id,
+                "memory_id": memory_id,
+                "due_time": instant,
+                "create_time": instant,  # its lag and age count from when it is due
+                "attempts": 0,
+                "kind": OutboxKind.MEMORY.value,
+            }
+            for (tenant_id, memory_id), instants in ahead.items()
+            for instant in instants
+            if (tenant_id, memory_id, instant) not in queued
+        ],
+    )
 
 
 class SqlOverrideRepository(TenantScoped):

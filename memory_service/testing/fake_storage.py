@@ -42,6 +42,7 @@ from memory_service.domain.model import (
     TaskCheckpoint,
 )
 from memory_service.domain.ports import (
+    EMPTY_AHEAD,
     ON_ITS_WAY,
     ImportQueue,
     ImportWork,
@@ -465,14 +466,6 @@ class FakeOutboxRepository:
 
     def tenant_work(self) -> bool:
         return any(e.kind is not OutboxKind.MEMORY for e in self._t.outbox)
-
-    def due_after(self, memory_ids: Sequence[str], instant: datetime) -> set[str]:
-        wanted = set(memory_ids)
-        return {
-            e.memory_id
-            for e in self._t.outbox
-            if e.kind is OutboxKind.MEMORY and e.memory_id in wanted and e.due_time > instant
-        }
 
 
 class FakeOverrideRepository:
@@ -955,8 +948,21 @@ class FakeOutboxStore:
             for _, tenant_id, e in due
         ]
 
-    def complete(self, owner: str, ids: list[int]) -> None:
+    def complete(
+        self,
+        owner: str,
+        ids: list[int],
+        ahead: Mapping[tuple[str, str], Sequence[datetime]] = EMPTY_AHEAD,
+    ) -> None:
         self._remove(self._leased(owner, set(ids)))
+        for (tenant_id, memory_id), instants in ahead.items():
+            outbox = self._database.tenants[tenant_id].outbox
+            queued = {e.due_time for e in outbox if e.memory_id == memory_id}
+            outbox.extend(
+                _OutboxEntry(memory_id, instant, instant, OutboxKind.MEMORY)
+                for instant in instants
+                if instant not in queued
+            )
 
     def expand(self, owner: str, item: OutboxItem, memory_ids: list[str], now: datetime) -> bool:
         leased = self._leased(owner, {item.id})

@@ -114,6 +114,8 @@ class _Batch:
     documents: list[IndexDocument] = field(default_factory=list)
     removals: dict[str, dict[str, int]] = field(default_factory=dict)  # id -> version read
     lags: list[float] = field(default_factory=list)  # seconds from each change to its write
+    # (tenant, memory) -> its next boundaries, each queued on completion unless already queued
+    ahead: dict[tuple[str, str], list[datetime]] = field(default_factory=dict)
 
     @property
     def memory_ids(self) -> set[str]:
@@ -353,7 +355,7 @@ class OutboxWorker:
             return 0
         self._backoff = 0.0
         self._claim = min(self._batch, self._claim * 2)
-        self._store.complete(self._owner, [item.id for item in items])
+        self._store.complete(self._owner, [item.id for item in items], batch.ahead)
         for lag in batch.lags:
             lag_histogram.record(lag)
         return batch.claimed
@@ -402,28 +404,9 @@ class OutboxWorker:
                 batch.documents.append(document)
         if removals:
             batch.removals[tenant_id] = removals
-        # A scheduled change (due after it was queued) may be the last of its memory's queued
-        # boundaries: the memory's next ones are queued before this one completes.
-        ahead = {
-            item.memory_id: boundaries_to_queue(memory, now)
-            for item in items
-            if item.due_time > item.create_time
-            and (memory := memories.get(item.memory_id)) is not None
-        }
-        ahead = {memory_id: instants for memory_id, instants in ahead.items() if instants}
-        if ahead:
-            self._queue_next_boundaries(tenant_id, ahead, now)
-
-    def _queue_next_boundaries(
-        self, tenant_id: str, ahead: dict[str, list[datetime]], now: datetime
-    ) -> None:
-        """Queues the boundaries of each memory with none queued after `now`; one that has some
-        (queued by a write since) keeps them. Two drains doing this at once queue a boundary
-        twice, which indexes the memory twice at that instant: harmless."""
-        with self._units(tenant_id, write=True) as uow:
-            queued = uow.outbox.due_after(list(ahead), now)
-            for memory_id, instants in ahead.items():
-                if memory_id not in queued:
-                    for instant in instants:
-                        uow.outbox.enqueue(memory_id, instant, now)
-            uow.commit()
+        # The memory's next boundaries, queued where missing when the batch completes: a write
+        # queues only the first few, and a restore or refill none (`boundaries_to_queue`).
+        for memory_id in ids:
+            memory = memories.get(memory_id)
+            if memory is not None and (instants := boundaries_to_queue(memory, now)):
+                batch.ahead[(tenant_id, memory_id)] = instants

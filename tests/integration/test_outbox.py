@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import event
 
 from memory_service.app.transactions import Answer, RequestKey, Transactions
-from memory_service.domain.indexing import SCHEDULED_AHEAD, IndexDocument
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.ports import OutboxKind, UnitOfWork
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
-from memory_service.workers.outbox import OutboxWorker
-from tests.support.world import World
 
 
 def enqueue(units: SqlUnitOfWorkFactory, count: int, tenant: str = "t1") -> None:
@@ -180,60 +176,3 @@ def test_a_unit_of_work_writes_its_memory_items_in_one_statement_in_order(
     claimed = units.outbox_store().claim("a", 100, utcnow(), 30)
     assert [item.memory_id for item in claimed] == [f"{n:032x}" for n in (*range(50), 99)] + [""]
     assert claimed[-1].kind is OutboxKind.RESYNC
-
-
-class _Texts:
-    """An index that keeps the text it was last sent for each memory, written by the drain."""
-
-    def __init__(self) -> None:
-        self.texts: dict[str, str] = {}
-
-    def upsert(self, documents: Sequence[IndexDocument], deadline: float | None = None) -> None:
-        self.texts.update((document.memory_id, document.text) for document in documents)
-
-    def delete(
-        self,
-        tenant_id: str,
-        memory_ids: Sequence[str],
-        deadline: float | None = None,
-        versions: Sequence[int] = (),
-    ) -> None:
-        for memory_id in memory_ids:
-            self.texts.pop(memory_id, None)
-
-    def delete_tenant(self, tenant_id: str, deadline: float | None = None) -> None:
-        self.texts.clear()
-
-
-def test_every_scheduled_change_reaches_the_index_however_many_a_memory_gathers(
-    units: SqlUnitOfWorkFactory,
-) -> None:
-    """Fails on previous main: a write queued its memory's first four boundaries and nothing
-    queued the rest, so from the fifth scheduled correction on the index kept the fourth's
-    text (and recall searched words the memory no longer said)."""
-    world = World(units)
-    mara = world.who("mara")
-    index = _Texts()
-    drain = OutboxWorker(units.outbox_store(), units, index)  # type: ignore[arg-type]
-    start = utcnow()
-    memory, _ = world.create(
-        mara, world.say(mara, "I prefer mornings", when=start), "mornings", now=start
-    )
-    steps = [start + timedelta(seconds=3 + 0.3 * n) for n in range(SCHEDULED_AHEAD + 2)]
-    for n, valid_from in enumerate(steps, 1):
-        said = world.say(mara, f"from then on, plan {n}", when=utcnow())
-        memory, _ = world.correct(
-            mara, memory, said, f"plan {n}", valid_from=valid_from, now=utcnow()
-        )
-    assert utcnow() < steps[0], "the corrections must all be scheduled before the first applies"
-    seen = []
-    while utcnow() < steps[-1] + timedelta(milliseconds=200):
-        drain.drain_once()
-        if memory.id in index.texts and (not seen or seen[-1] != index.texts[memory.id]):
-            seen.append(index.texts[memory.id])
-        time.sleep(0.02)
-    drain.drain_once()
-    assert index.texts[memory.id].endswith(": plan 6")
-    assert seen[0].endswith(": mornings")
-    with units("acme", write=False) as uow:
-        assert uow.outbox.queued_changes() == {}  # nothing left behind

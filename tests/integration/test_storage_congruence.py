@@ -249,16 +249,6 @@ def scenario(world: World) -> list[tuple[str, Any]]:
     )
     step("queued index work", lambda: world.read(mara, lambda uow: uow.outbox.queued_changes()))
     step("queued tenant work", lambda: world.read(mara, lambda uow: uow.outbox.tenant_work()))
-    for instant in (0, 10, 50):
-        step(
-            f"memories with index work due after {instant}",
-            lambda instant=instant: world.read(
-                mara,
-                lambda uow: _due_after(
-                    uow, [m.id for m in _all_memories(world, root)], at(instant)
-                ),
-            ),
-        )
     step(
         "live memories, counted and listed",
         lambda: world.read(
@@ -435,12 +425,6 @@ def _ids(value: Any) -> Iterator[str]:
     elif isinstance(value, list | tuple):
         for item in value:
             yield from _ids(item)
-
-
-def _due_after(uow: UnitOfWork, memory_ids: list[str], instant: datetime) -> list[bool]:
-    """Which memories, in order, have index work due after `instant` (ids differ by store)."""
-    due = uow.outbox.due_after([*memory_ids, "f" * 32], instant)
-    return [memory_id in due for memory_id in memory_ids]
 
 
 def _refused(result: Any) -> bool:

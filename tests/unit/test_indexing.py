@@ -44,7 +44,7 @@ def test_a_future_correction_schedules_a_reindex_when_it_takes_effect() -> None:
     assert index_document(m, monday).revision_number == 2  # type: ignore[union-attr]
 
 
-def test_a_write_queues_the_next_few_boundaries_and_none_of_a_deleted_memory() -> None:
+def test_the_drain_queues_the_next_few_boundaries_and_none_of_a_deleted_memory() -> None:
     m = memory(revision(1))
     days = [T0 + timedelta(days=n) for n in range(1, SCHEDULED_AHEAD + 3)]
     for number, day in enumerate(days, 2):

@@ -35,7 +35,7 @@ class Store:
         self.leased |= {i.id for i in free}
         return free
 
-    def complete(self, owner: str, ids: list[int]) -> None:
+    def complete(self, owner: str, ids: list[int], ahead: object = None) -> None:
         self.completed += ids
         self.items = [i for i in self.items if i.id not in ids]
         self.leased -= set(ids)
