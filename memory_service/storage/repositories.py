@@ -10,7 +10,15 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, false, func, or_, select, tuple_
+from sqlalchemy import (
+    and_,
+    bindparam,
+    false,
+    func,
+    or_,
+    select,
+    tuple_,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -1292,14 +1300,22 @@ class SqlOutboxStore:
         ahead: Mapping[tuple[str, str], Sequence[datetime]] = EMPTY_AHEAD,
     ) -> None:
         with self._all_tenants() as everyone:
+            completed: set[tuple[str, str]] = set()
             for chunk in chunks([str(i) for i in ids], IN_CLAUSE_CHUNK):
-                everyone.session.execute(
-                    everyone.delete(OutboxRow).where(
-                        OutboxRow.id.in_([int(i) for i in chunk]), OutboxRow.lease_owner == owner
+                mine = (OutboxRow.id.in_([int(i) for i in chunk]), OutboxRow.lease_owner == owner)
+                if ahead:
+                    rows = everyone.session.execute(
+                        everyone.select(OutboxRow, OutboxRow.tenant_id, OutboxRow.memory_id)
+                        .where(*mine)
+                        .with_for_update()
                     )
-                )
-            if ahead:
-                _queue_missing(everyone, ahead)
+                    completed.update((tenant_id, memory_id) for tenant_id, memory_id in rows)
+                everyone.session.execute(everyone.delete(OutboxRow).where(*mine))
+            # A memory whose items went to another drain (this lease expired) is that drain's
+            # to follow: its read is newer than ours.
+            mine_ahead = {key: instants for key, instants in ahead.items() if key in completed}
+            if mine_ahead:
+                _queue_missing(everyone, mine_ahead)
 
     def retry(self, owner: str, items: list[OutboxItem], error: str, now: datetime) -> None:
         with self._all_tenants() as everyone:
@@ -1350,7 +1366,8 @@ def _queue_missing(
     everyone: AllTenants, ahead: Mapping[tuple[str, str], Sequence[datetime]]
 ) -> None:
     """A MEMORY item for each boundary in `ahead` with none queued at that instant (found by
-    the outbox's index on memory and due time)."""
+    the outbox's index on memory and due time). Two drains completing changes of one memory
+    at the same moment can both queue an instant: the memory is then indexed twice at it."""
     queued: set[tuple[str, str, datetime]] = set()
     for chunk in chunks(sorted({memory_id for _, memory_id in ahead}), IN_CLAUSE_CHUNK):
         rows = everyone.session.execute(

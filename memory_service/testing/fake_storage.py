@@ -954,8 +954,16 @@ class FakeOutboxStore:
         ids: list[int],
         ahead: Mapping[tuple[str, str], Sequence[datetime]] = EMPTY_AHEAD,
     ) -> None:
-        self._remove(self._leased(owner, set(ids)))
+        leased = [
+            (tenant_id, e)
+            for tenant_id, e in self._entries()
+            if e.lease_owner == owner and e.id in ids
+        ]
+        completed = {(tenant_id, e.memory_id) for tenant_id, e in leased}
+        self._remove([e for _, e in leased])
         for (tenant_id, memory_id), instants in ahead.items():
+            if (tenant_id, memory_id) not in completed:
+                continue
             outbox = self._database.tenants[tenant_id].outbox
             queued = {e.due_time for e in outbox if e.memory_id == memory_id}
             outbox.extend(

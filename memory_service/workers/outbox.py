@@ -404,8 +404,8 @@ class OutboxWorker:
                 batch.documents.append(document)
         if removals:
             batch.removals[tenant_id] = removals
-        # The memory's next boundaries, queued where missing when the batch completes: a write
-        # queues only the first few, and a restore or refill none (`boundaries_to_queue`).
+        # The memory's next boundaries, queued where missing when the batch completes: writes,
+        # restores and refills queue only their change (`boundaries_to_queue`).
         for memory_id in ids:
             memory = memories.get(memory_id)
             if memory is not None and (instants := boundaries_to_queue(memory, now)):

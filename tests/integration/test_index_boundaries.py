@@ -228,24 +228,63 @@ def test_a_rebuild_queues_the_boundaries_a_memory_lost(
     assert drain.at(start + timedelta(days=2, minutes=1))[memory.id].endswith(": plan 2")
 
 
-def test_migration_0017_queues_every_memory_with_boundaries_ahead(
+def test_migration_0017_queues_every_memory_with_an_instant_ahead_or_behind(
     units: SqlUnitOfWorkFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The memories the index has wrong at the deploy are those whose missed boundary already
+    passed (an expired restore, a fifth correction): found by the hostile review of d946732,
+    whose first 0017 queued only memories with a boundary still ahead."""
     drain = _Drain(units, monkeypatch)
-    start = drain.now
+    now = drain.now
+    before = now - timedelta(days=7)  # written and drained a week before the deploy
     world = World(units)
-    waiting = _scheduled(world, start, 2)
-    plain = _scheduled(world, start - timedelta(days=10), 1, key="seat")  # boundary behind it
+    expired_id = new_id()
+    expired = records.memory(
+        records.revision(1, before, memory_id=expired_id, value="on leave",
+                         valid_until=now - timedelta(days=2)),
+        created=before, memory_id=expired_id, tenant="acme",
+    )  # fmt: skip
+    _restore(units, expired, before)
+    fifth = _scheduled(world, before, SCHEDULED_AHEAD + 1)  # the fifth two days ago
+    waiting = _scheduled(world, now, 2, key="seat")  # boundaries ahead
+    plain_said = world.say(world.who("mara"), "tea", when=before)
+    plain, _ = world.create(world.who("mara"), plain_said, "tea", key="drink", now=before)
+    gone = _scheduled(world, now, 1, key="desk")
     mara = world.who("mara")
-    gone = _scheduled(world, start, 1, key="drink")
-    world.write(mara, lambda uow: world.memories.delete(uow, mara, gone.id, None, start))
-    drain.at(start)
-    for memory in (waiting, plain, gone):
+    world.write(mara, lambda uow: world.memories.delete(uow, mara, gone.id, None, now))
+    drain.at(before)
+    drain.at(before + timedelta(days=1, minutes=1))
+    for memory in (expired, fifth, waiting, plain, gone):  # as they could be before 0017
         _lose_queued_boundaries(units, memory.id)
+    drain.index.texts[expired_id] = "k: on leave"
+    drain.index.texts[fifth.id] = f"meeting: plan {SCHEDULED_AHEAD}"
     config = migrate._config()
     with units.engine.begin() as connection:
         config.attributes["connection"] = connection
         command.downgrade(config, "0016")
         command.upgrade(config, "0017")
-    assert [m for m in (waiting, plain, gone) if _queued(units, m.id)] == [waiting]
-    assert drain.at(start + timedelta(days=2, minutes=1))[waiting.id].endswith(": plan 2")
+    queued = [m.id for m in (expired, fifth, waiting, plain, gone) if _queued(units, m.id)]
+    assert queued == [expired_id, fifth.id, waiting.id]
+    texts = drain.at(now + timedelta(minutes=1))
+    assert expired_id not in texts
+    assert texts[fifth.id].endswith(f": plan {SCHEDULED_AHEAD + 1}")
+    assert drain.at(now + timedelta(days=2, minutes=1))[waiting.id].endswith(": plan 2")
+
+
+def test_a_drain_that_lost_its_lease_leaves_the_boundaries_to_the_drain_that_took_it(
+    units: SqlUnitOfWorkFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fails on d946732 (hostile review): a drain whose lease expired while it worked still
+    queued the boundaries it read, one of which the other drain had already passed."""
+    drain = _Drain(units, monkeypatch)
+    start = drain.now
+    memory = _scheduled(World(units), start, 2)
+    slow = OutboxWorker(units.outbox_store(), units, _Texts())  # type: ignore[arg-type]
+    stale = slow._prepare()  # read at start: days 1 and 2 ahead
+    assert stale is not None
+    texts = drain.at(start + timedelta(days=1, minutes=1))  # the lease long gone; day 1 passed
+    assert texts[memory.id].endswith(": plan 1")
+    after_other = _queued(units, memory.id)
+    assert len(after_other) == 1
+    slow._settle(stale, slow._send(stale))
+    assert _queued(units, memory.id) == after_other

@@ -5,8 +5,10 @@ Before this, a write queued only its memory's first four future boundaries (the 
 revision starts, ends or is replaced) and a restore none, so a memory with more, or a restored
 one, kept a stale point after them. The drain now queues a memory's next boundaries whenever
 it indexes the memory, wherever an item at that instant is missing; the index lets it find the
-memory's queued items without reading the whole outbox. The items queued here make the drain
-look at every memory written before, once.
+memory's queued items without reading the whole outbox. The items queued here index once more
+every memory with an instant on an active revision, past ones included: those whose missed
+boundary already passed are the ones the index has wrong, and the drain then queues the
+boundaries of those with more ahead.
 
 Revision ID: 0017
 Revises: 0016
@@ -33,7 +35,8 @@ def upgrade() -> None:
             " FROM memory_revisions r JOIN memories m"
             " ON m.tenant_id = r.tenant_id AND m.id = r.memory_id"
             " WHERE m.delete_time IS NULL AND r.status = 'ACTIVE'"
-            " AND (r.valid_from > :now OR r.valid_until > :now OR r.superseded_from > :now)"
+            " AND (r.valid_from IS NOT NULL OR r.valid_until IS NOT NULL"
+            " OR r.superseded_from IS NOT NULL)"
         ).bindparams(sa.bindparam("now", now, type_=sa.DateTime())),
     )
 
