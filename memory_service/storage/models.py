@@ -102,6 +102,8 @@ class MemoryRow(Base):
         ),
         # Covering: a context tests scope and liveness without reading the table (0016).
         Index("ix_memories_tenant_scope", "tenant_id", "id", "scope_type", "scope_id", "live"),
+        # A caller's subjects, each an index range in id order (0018).
+        Index("ix_memories_subject", "tenant_id", "scope_type", "scope_id", "live", "id"),
         Index("ix_memories_key_hash", "tenant_id", "key_hash"),
     )  # fmt: skip
 

@@ -11,6 +11,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
+    ColumnElement,
+    Select,
     and_,
     bindparam,
     false,
@@ -18,6 +20,7 @@ from sqlalchemy import (
     or_,
     select,
     tuple_,
+    union_all,
 )
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -451,28 +454,59 @@ class SqlMemoryRepository(TenantScoped):
         def build(p: Prepare) -> Any:
             _, users, customers, organization, after, scope_type, scope_id = shape[:7]
             key, kind, show_deleted, changed_since = shape[7:]
-            statement = p.select(MemoryRow, *_MEMORY_COLUMNS).where(
-                _visible_among(
-                    bindparam("user_ids", expanding=True) if users else None,
-                    bindparam("customer_ids", expanding=True) if customers else None,
-                    organization,
+
+            def filtered(statement: Select[Any]) -> Select[Any]:
+                if after:
+                    statement = statement.where(MemoryRow.id > bindparam("after_id"))
+                if scope_type:
+                    statement = statement.where(MemoryRow.scope_type == bindparam("scope_type"))
+                if scope_id:
+                    statement = statement.where(MemoryRow.scope_id == bindparam("scope_id"))
+                if key:
+                    statement = statement.where(MemoryRow.key == bindparam("key"))
+                if kind:
+                    statement = statement.where(MemoryRow.kind == bindparam("kind"))
+                if not show_deleted:
+                    statement = statement.where(MemoryRow.live.is_(True))
+                if changed_since:
+                    statement = statement.where(MemoryRow.update_time >= bindparam("changed_since"))
+                return statement
+
+            if users and customers:
+                # A caller's own subjects: one index range per kind of scope, merged in id
+                # order (0018), so the read costs what the caller sees, not the tenant's size.
+                arms: list[list[ColumnElement[bool]]] = [
+                    [
+                        MemoryRow.scope_type == ScopeType.USER.value,
+                        MemoryRow.scope_id.in_(bindparam("user_ids", expanding=True)),
+                    ],
+                    [
+                        MemoryRow.scope_type == ScopeType.CUSTOMER.value,
+                        MemoryRow.scope_id.in_(bindparam("customer_ids", expanding=True)),
+                    ],
+                ]
+                if organization:
+                    arms.append(
+                        [
+                            MemoryRow.scope_type == ScopeType.ORGANIZATION.value,
+                            MemoryRow.scope_id == "",
+                        ]
+                    )
+                merged = union_all(
+                    *(filtered(p.select(MemoryRow, *_MEMORY_COLUMNS).where(*arm)) for arm in arms)
+                ).subquery()
+                page = select(*merged.c).order_by(merged.c.id).limit(bindparam("limit")).subquery()
+            else:  # every user's or customer's (an administrator): the tenant in id order
+                statement = p.select(MemoryRow, *_MEMORY_COLUMNS).where(
+                    _visible_among(
+                        bindparam("user_ids", expanding=True) if users else None,
+                        bindparam("customer_ids", expanding=True) if customers else None,
+                        organization,
+                    )
                 )
-            )
-            if after:
-                statement = statement.where(MemoryRow.id > bindparam("after_id"))
-            if scope_type:
-                statement = statement.where(MemoryRow.scope_type == bindparam("scope_type"))
-            if scope_id:
-                statement = statement.where(MemoryRow.scope_id == bindparam("scope_id"))
-            if key:
-                statement = statement.where(MemoryRow.key == bindparam("key"))
-            if kind:
-                statement = statement.where(MemoryRow.kind == bindparam("kind"))
-            if not show_deleted:
-                statement = statement.where(MemoryRow.live.is_(True))
-            if changed_since:
-                statement = statement.where(MemoryRow.update_time >= bindparam("changed_since"))
-            page = statement.order_by(MemoryRow.id).limit(bindparam("limit")).subquery()
+                page = (
+                    filtered(statement).order_by(MemoryRow.id).limit(bindparam("limit")).subquery()
+                )
             # Outer join: a deletion marker listed with show_deleted may have no revision left.
             return (
                 select(*page.c, *_REVISION_COLUMNS)

@@ -162,9 +162,10 @@ def test_the_limit_counts_memories_not_revisions(
     assert sum(len(m.revisions) for m in listed) > 2 * len(pages)  # pages held many revisions
 
 
-def test_a_context_read_tests_scope_and_liveness_in_the_index(tmp_path: Path) -> None:
-    """SQLite answers the scope and liveness filter of a context's read from the covering
-    index (tenant, id, scope_type, scope_id, live), not by reading every memory's row."""
+def test_a_context_read_seeks_the_callers_subjects_in_the_index(tmp_path: Path) -> None:
+    """SQLite answers a context's read with one range of (tenant, scope_type, scope_id, live,
+    id) per kind of subject, never a walk of the tenant's memories (29 ms for 35 memories
+    among 80,000 before 0018)."""
     engine = create_database_engine(f"sqlite:///{tmp_path / 'plan.db'}")
     upgrade(engine)
     units = SqlUnitOfWorkFactory(engine)
@@ -186,4 +187,14 @@ def test_a_context_read_tests_scope_and_liveness_in_the_index(tmp_path: Path) ->
     with engine.connect() as connection:
         plan = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters).all()
     engine.dispose()
-    assert any("SEARCH memories USING INDEX ix_memories_tenant_scope" in row[3] for row in plan)
+    searches = [
+        row[3] for row in plan if "memories " in row[3] and "memory_revisions" not in row[3]
+    ]
+    assert (
+        searches
+        == [
+            "SEARCH memories USING INDEX ix_memories_subject"
+            " (tenant_id=? AND scope_type=? AND scope_id=? AND live=?)"
+        ]
+        * 3
+    ), plan
