@@ -75,6 +75,9 @@ from memory_service.storage.models import (
 from memory_service.storage.scoped import AllTenants, Prepare, TenantScoped
 
 IN_CLAUSE_CHUNK = 500
+# A caller's memories are read subject by subject (an index range each) up to this many granted
+# customers, else by a walk of the tenant in id order (`SqlMemoryRepository.list_after`).
+SUBJECT_RANGES_MAX_CUSTOMERS = 50
 # Stored values to their enum members: a dict lookup where calling the enum costs a few times
 # more, for every row of a context.
 _STATUSES = {member.value: member for member in RevisionStatus}
@@ -437,8 +440,16 @@ class SqlMemoryRepository(TenantScoped):
         memories and their revisions in one read, decoded by position (a context reads every
         visible memory through here)."""
         visibility = query.visibility
+        # A caller of many customers (or every one) sees much of the tenant: walking it in id
+        # order stops sooner than reading and sorting every memory of each subject.
+        by_subject = (
+            visibility.user_ids is not None
+            and visibility.customer_ids is not None
+            and len(visibility.customer_ids) <= SUBJECT_RANGES_MAX_CUSTOMERS
+        )
         shape = (
             "memories.list_after",
+            by_subject,
             visibility.user_ids is not None,
             visibility.customer_ids is not None,
             visibility.organization,
@@ -452,8 +463,8 @@ class SqlMemoryRepository(TenantScoped):
         )
 
         def build(p: Prepare) -> Any:
-            _, users, customers, organization, after, scope_type, scope_id = shape[:7]
-            key, kind, show_deleted, changed_since = shape[7:]
+            _, _, users, customers, organization, after, scope_type, scope_id = shape[:8]
+            key, kind, show_deleted, changed_since = shape[8:]
 
             def filtered(statement: Select[Any]) -> Select[Any]:
                 if after:
@@ -472,7 +483,7 @@ class SqlMemoryRepository(TenantScoped):
                     statement = statement.where(MemoryRow.update_time >= bindparam("changed_since"))
                 return statement
 
-            if users and customers:
+            if by_subject:
                 # A caller's own subjects: one index range per kind of scope, merged in id
                 # order (0018), so the read costs what the caller sees, not the tenant's size.
                 arms: list[list[ColumnElement[bool]]] = [
@@ -485,18 +496,25 @@ class SqlMemoryRepository(TenantScoped):
                         MemoryRow.scope_id.in_(bindparam("customer_ids", expanding=True)),
                     ],
                 ]
-                if organization:
+                if organization:  # its id is always empty (transport, restore, 0018)
                     arms.append(
                         [
                             MemoryRow.scope_type == ScopeType.ORGANIZATION.value,
                             MemoryRow.scope_id == "",
                         ]
                     )
-                merged = union_all(
-                    *(filtered(p.select(MemoryRow, *_MEMORY_COLUMNS).where(*arm)) for arm in arms)
-                ).subquery()
+
+                def first(arm: list[ColumnElement[bool]]) -> Select[Any]:
+                    """The arm's own first page: each arm stops early on its own plan
+                    (PostgreSQL merges no ordered arms; a caller of many customers is walked
+                    in id order), and the page is among their union."""
+                    statement = filtered(p.select(MemoryRow, *_MEMORY_COLUMNS).where(*arm))
+                    own = statement.order_by(MemoryRow.id).limit(bindparam("limit")).subquery()
+                    return select(*own.c)
+
+                merged = union_all(*(first(arm) for arm in arms)).subquery()
                 page = select(*merged.c).order_by(merged.c.id).limit(bindparam("limit")).subquery()
-            else:  # every user's or customer's (an administrator): the tenant in id order
+            else:  # an administrator, or a caller of many customers: the tenant in id order
                 statement = p.select(MemoryRow, *_MEMORY_COLUMNS).where(
                     _visible_among(
                         bindparam("user_ids", expanding=True) if users else None,

@@ -259,20 +259,29 @@ def document_ref(document: pb.DocumentSource, field: str) -> tuple[str, str]:
     return checked_document_ref(document.uri, document.version, field)
 
 
+def scope(message: pb.Scope, field: str, *, customer_id_required: bool) -> Scope:
+    """A scope as every request gives one: a customer's names the customer (where the request
+    cannot leave it to a default), the organization's names nothing (it is the tenant)."""
+    scope_type = SCOPE_TYPES.required(message.type, f"{field}.type")
+    scope_id = subject_id(
+        message.id,
+        f"{field}.id",
+        required=customer_id_required and scope_type is ScopeType.CUSTOMER,
+    )
+    if scope_type is ScopeType.ORGANIZATION and scope_id:
+        raise InvalidArgument(f"{field}.id", "must be empty for the organization scope")
+    return Scope(scope_type, scope_id)
+
+
 def create_command(request: service_pb.CreateMemoryRequest) -> CreateMemory:
     check_request_id(request.request_id)
     memory = request.memory
-    scope_type = SCOPE_TYPES.required(memory.scope.type, "memory.scope.type")
-    scope_id = subject_id(
-        memory.scope.id, "memory.scope.id", required=scope_type is ScopeType.CUSTOMER
-    )
-    if scope_type is ScopeType.ORGANIZATION and scope_id:
-        raise InvalidArgument("memory.scope.id", "must be empty for organization memory")
+    scope_of_memory = scope(memory.scope, "memory.scope", customer_id_required=True)
     kind = KINDS.required(memory.kind, "memory.kind")
     if not request.HasField("revision"):
         raise InvalidArgument("revision", "is required")
     return CreateMemory(
-        scope=Scope(scope_type, scope_id),
+        scope=scope_of_memory,
         key=key_field(memory.key, "memory.key", required=True),
         key_context=key_field(memory.key_context, "memory.key_context", required=False),
         kind=kind,

@@ -17,7 +17,7 @@ from memory_service.domain.context import (
     ReferenceStatus,
 )
 from memory_service.domain.errors import InvalidArgument
-from memory_service.domain.model import Override, Scope
+from memory_service.domain.model import Override
 from memory_service.domain.overrides import Expiry, OverrideDraft
 from memory_service.domain.ports import SearchUnavailable
 from memory_service.domain.proposals import Decision, Proposal
@@ -69,11 +69,6 @@ EXCLUSIONS = EnumMap(
 )
 
 
-def override_scope(scope: pb.Scope, field: str) -> Scope:
-    scope_type = convert.SCOPE_TYPES.required(scope.type, f"{field}.type")
-    return Scope(scope_type, convert.subject_id(scope.id, f"{field}.id", required=False))
-
-
 def override_draft(override: ctx_pb.Override) -> OverrideDraft:
     value = override.value.strip()
     if not value:
@@ -81,7 +76,7 @@ def override_draft(override: ctx_pb.Override) -> OverrideDraft:
     return OverrideDraft(
         key=convert.key_field(override.key, "override.key", required=True),
         key_context=convert.key_field(override.key_context, "override.key_context", required=False),
-        scope=override_scope(override.scope, "override.scope"),
+        scope=convert.scope(override.scope, "override.scope", customer_id_required=False),
         value=value,
         evidence_ref=override.transcript_message,
     )
@@ -103,16 +98,14 @@ def expiry(request: ctx_pb.CreateOverrideRequest) -> Expiry:
 def proposal(request: ctx_pb.ProposeMemoryRequest) -> Proposal:
     convert.check_request_id(request.request_id)
     memory = request.memory
-    scope_type = convert.SCOPE_TYPES.required(memory.scope.type, "memory.scope.type")
+    scope = convert.scope(memory.scope, "memory.scope", customer_id_required=False)
     value = request.value.strip()
     if not value:
         raise InvalidArgument("value", "is required")
     if not request.evidence_messages:
         raise InvalidArgument("evidence_messages", "needs at least one transcript message")
     return Proposal(
-        scope=Scope(
-            scope_type, convert.subject_id(memory.scope.id, "memory.scope.id", required=False)
-        ),
+        scope=scope,
         key=convert.key_field(memory.key, "memory.key", required=True),
         key_context=convert.key_field(memory.key_context, "memory.key_context", required=False),
         kind=convert.KINDS.required(memory.kind, "memory.kind"),

@@ -12,6 +12,7 @@ import grpc
 import pytest
 from crmmem.memory.v1 import (
     access_service_pb2,
+    context_service_pb2,
     memory_pb2,
     memory_service_pb2,
     transcript_service_pb2,
@@ -508,4 +509,38 @@ def test_create_memory_rejects_bad_scope_ids_even_for_admins(
         lambda: ctx.admin.memories.CreateMemory(request, timeout=10),
         FIELD_INVALID,
         "memory.scope.id",
+    )
+
+
+def test_propose_memory_and_overrides_refuse_an_organization_scope_with_an_id(ctx: Ctx) -> None:
+    """Fails on 9285535: ProposeMemory kept the id it was sent, so an organization memory
+    with an id was stored that no context or caller's listing could find."""
+    evidence = say(ctx.admin, None, "We invoice in euros")
+    proposal = context_service_pb2.ProposeMemoryRequest(
+        memory=memory_spec("invoice_currency", scope_type=SCOPE_ORG, scope_id="hq"),
+        value="invoices in euros",
+        method=memory_pb2.PROVENANCE_METHOD_USER_STATEMENT,
+        evidence_messages=[evidence],
+        request_id=request_id(),
+    )
+    _check(
+        lambda: ctx.admin.context.ProposeMemory(proposal, timeout=10),
+        FIELD_INVALID,
+        "memory.scope.id",
+    )
+    override = context_service_pb2.CreateOverrideRequest(
+        parent=evidence.rsplit("/messages/", 1)[0],
+        override=context_service_pb2.Override(
+            key="invoice_currency",
+            scope=memory_pb2.Scope(type=SCOPE_ORG, id="hq"),
+            value="dollars this call",
+            transcript_message=evidence,
+        ),
+        expiry=context_service_pb2.OverrideExpiry(ttl_seconds=60),
+        request_id=request_id(),
+    )
+    _check(
+        lambda: ctx.admin.context.CreateOverride(override, timeout=10),
+        FIELD_INVALID,
+        "override.scope.id",
     )

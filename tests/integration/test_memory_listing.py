@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
+from memory_service.domain import rules
 from memory_service.domain.model import (
     Confirmation,
     EvidenceRef,
@@ -30,6 +31,7 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.ports import MemoryQuery, Visibility
 from memory_service.storage.migrate import upgrade
+from memory_service.storage.repositories import SUBJECT_RANGES_MAX_CUSTOMERS
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from tests.support import records
 
@@ -198,3 +200,78 @@ def test_a_context_read_seeks_the_callers_subjects_in_the_index(tmp_path: Path) 
         ]
         * 3
     ), plan
+
+
+@pytest.mark.parametrize(
+    "customers", [SUBJECT_RANGES_MAX_CUSTOMERS, SUBJECT_RANGES_MAX_CUSTOMERS + 1]
+)
+def test_a_caller_of_few_or_many_customers_pages_through_exactly_what_it_sees(
+    units: SqlUnitOfWorkFactory, customers: int
+) -> None:
+    """Read by subject (up to SUBJECT_RANGES_MAX_CUSTOMERS granted customers) or by a walk of
+    the tenant (more), every page after the last: each visible memory once, in id order."""
+    now = utcnow()
+    granted = frozenset(f"c{n}" for n in range(customers))
+    scopes = [
+        *(Scope(ScopeType.CUSTOMER, customer) for customer in sorted(granted)),
+        Scope(ScopeType.CUSTOMER, "elsewhere"),
+        Scope(ScopeType.USER, "u1"),
+        Scope(ScopeType.USER, "u2"),
+        Scope(ScopeType.ORGANIZATION, ""),
+    ]
+    with units("t1", write=True) as uow:
+        made = [_memory("t1", scope, f"k{n}", now, 1) for scope in scopes for n in range(3)]
+        for memory in made:
+            uow.memories.add(memory)
+        uow.commit()
+    hidden = {"elsewhere", "u2"}
+    expected = sorted(m.id for m in made if m.scope.id not in hidden)
+    seen: list[str] = []
+    with units("t1", write=False) as uow:
+        after = ""
+        while page := uow.memories.list_after(
+            MemoryQuery(Visibility(frozenset({"u1"}), granted)), after, 7
+        ):
+            seen += [m.id for m in page]
+            after = page[-1].id
+    assert seen == expected
+
+
+def test_migration_0018_gives_organization_memories_the_empty_scope_id(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    """ProposeMemory once kept the id it was sent for the organization's scope; such a memory
+    gets the empty id (a new version, its index change queued) unless its key is taken."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from memory_service.storage import migrate
+
+    now = utcnow()
+    odd = _memory("t1", Scope(ScopeType.ORGANIZATION, "hq"), "currency", now, 1)
+    clash = _memory("t1", Scope(ScopeType.ORGANIZATION, "hq"), "office", now, 1)
+    taken = _memory("t1", Scope(ScopeType.ORGANIZATION, ""), "office", now, 1)
+    with units("t1", write=True) as uow:
+        for memory in (odd, clash, taken):
+            uow.memories.add(memory)
+        uow.commit()
+    config = migrate._config()
+    with units.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0017")
+        command.upgrade(config, "0018")
+    with units("t1", write=False) as uow:
+        fixed, kept = uow.memories.get(odd.id), uow.memories.get(clash.id)
+        listed = uow.memories.list_after(MemoryQuery(CALLER), "", 100)
+        queued = uow.outbox.queued_changes()
+    assert fixed is not None
+    assert kept is not None
+    assert (fixed.scope.id, fixed.version) == ("", odd.version + 1)
+    assert (kept.scope.id, kept.version) == ("hq", clash.version)
+    assert {m.id for m in listed} == {odd.id, taken.id}
+    assert set(queued) == {odd.id}
+    with units.engine.connect() as connection:
+        stored = connection.execute(
+            text("SELECT key_hash FROM memories WHERE id = :m"), {"m": odd.id}
+        ).scalar_one()
+    assert stored == rules.scoped_key_hash("ORGANIZATION", "", "currency", "")
