@@ -450,6 +450,8 @@ class SqlMemoryRepository(TenantScoped):
         shape = (
             "memories.list_after",
             by_subject,
+            by_subject and bool(visibility.user_ids),  # a subject range is read only when
+            by_subject and bool(visibility.customer_ids),  # it has ids (SQLite walks for none)
             visibility.user_ids is not None,
             visibility.customer_ids is not None,
             visibility.organization,
@@ -463,8 +465,8 @@ class SqlMemoryRepository(TenantScoped):
         )
 
         def build(p: Prepare) -> Any:
-            _, _, users, customers, organization, after, scope_type, scope_id = shape[:8]
-            key, kind, show_deleted, changed_since = shape[8:]
+            _, _, some_users, some_customers, users, customers, organization = shape[:7]
+            after, scope_type, scope_id, key, kind, show_deleted, changed_since = shape[7:]
 
             def filtered(statement: Select[Any]) -> Select[Any]:
                 if after:
@@ -486,16 +488,21 @@ class SqlMemoryRepository(TenantScoped):
             if by_subject:
                 # A caller's own subjects: one index range per kind of scope, merged in id
                 # order (0018), so the read costs what the caller sees, not the tenant's size.
-                arms: list[list[ColumnElement[bool]]] = [
-                    [
-                        MemoryRow.scope_type == ScopeType.USER.value,
-                        MemoryRow.scope_id.in_(bindparam("user_ids", expanding=True)),
-                    ],
-                    [
-                        MemoryRow.scope_type == ScopeType.CUSTOMER.value,
-                        MemoryRow.scope_id.in_(bindparam("customer_ids", expanding=True)),
-                    ],
-                ]
+                arms: list[list[ColumnElement[bool]]] = []
+                if some_users:
+                    arms.append(
+                        [
+                            MemoryRow.scope_type == ScopeType.USER.value,
+                            MemoryRow.scope_id.in_(bindparam("user_ids", expanding=True)),
+                        ]
+                    )
+                if some_customers:
+                    arms.append(
+                        [
+                            MemoryRow.scope_type == ScopeType.CUSTOMER.value,
+                            MemoryRow.scope_id.in_(bindparam("customer_ids", expanding=True)),
+                        ]
+                    )
                 if organization:  # its id is always empty (transport, restore, 0018)
                     arms.append(
                         [
@@ -512,6 +519,8 @@ class SqlMemoryRepository(TenantScoped):
                     own = statement.order_by(MemoryRow.id).limit(bindparam("limit")).subquery()
                     return select(*own.c)
 
+                if not arms:  # sees nothing: an arm that matches no row keeps one statement
+                    arms.append([false()])
                 merged = union_all(*(first(arm) for arm in arms)).subquery()
                 page = select(*merged.c).order_by(merged.c.id).limit(bindparam("limit")).subquery()
             else:  # an administrator, or a caller of many customers: the tenant in id order
@@ -587,7 +596,11 @@ def _visible_among(user_ids: Any, customer_ids: Any, organization: bool) -> Any:
     customer = MemoryRow.scope_type == ScopeType.CUSTOMER.value
     if customer_ids is not None:
         customer = and_(customer, MemoryRow.scope_id.in_(customer_ids))
-    scope = MemoryRow.scope_type == ScopeType.ORGANIZATION.value if organization else false()
+    scope = (
+        and_(MemoryRow.scope_type == ScopeType.ORGANIZATION.value, MemoryRow.scope_id == "")
+        if organization
+        else false()
+    )
     return or_(user, customer, scope)
 
 

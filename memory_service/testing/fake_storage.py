@@ -302,8 +302,8 @@ def _visible(memory: Memory, visibility: Visibility) -> bool:
             return visibility.user_ids is None or memory.scope.id in visibility.user_ids
         case ScopeType.CUSTOMER:
             return visibility.customer_ids is None or memory.scope.id in visibility.customer_ids
-        case ScopeType.ORGANIZATION:
-            return visibility.organization
+        case ScopeType.ORGANIZATION:  # the tenant, under the empty id alone
+            return visibility.organization and not memory.scope.id
 
 
 def _matches(memory: Memory, query: MemoryQuery) -> bool:

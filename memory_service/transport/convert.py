@@ -261,16 +261,26 @@ def document_ref(document: pb.DocumentSource, field: str) -> tuple[str, str]:
 
 def scope(message: pb.Scope, field: str, *, customer_id_required: bool) -> Scope:
     """A scope as every request gives one: a customer's names the customer (where the request
-    cannot leave it to a default), the organization's names nothing (it is the tenant)."""
+    cannot leave it to a default)."""
     scope_type = SCOPE_TYPES.required(message.type, f"{field}.type")
-    scope_id = subject_id(
+    scope_id = scope_subject(
+        scope_type,
         message.id,
         f"{field}.id",
         required=customer_id_required and scope_type is ScopeType.CUSTOMER,
     )
-    if scope_type is ScopeType.ORGANIZATION and scope_id:
-        raise InvalidArgument(f"{field}.id", "must be empty for the organization scope")
     return Scope(scope_type, scope_id)
+
+
+def scope_subject(scope_type: ScopeType | None, value: str, field: str, *, required: bool) -> str:
+    """A scope's id, in a scope or a filter: the organization's names nothing (it is the
+    tenant; reads find organization memory under the empty id alone)."""
+    scope_id = subject_id(value, field, required=required)
+    if scope_id and scope_type is None:
+        raise InvalidArgument(field, "needs scope_type")
+    if scope_id and scope_type is ScopeType.ORGANIZATION:
+        raise InvalidArgument(field, "must be empty for the organization scope")
+    return scope_id
 
 
 def create_command(request: service_pb.CreateMemoryRequest) -> CreateMemory:
@@ -308,9 +318,7 @@ def batch(items: Sequence[Item], read: Callable[[Item], Converted]) -> list[Conv
 
 def memory_filter(request: service_pb.ListMemoriesRequest) -> MemoryFilter:
     scope_type = SCOPE_TYPES.optional(request.scope_type, "scope_type")
-    scope_id = subject_id(request.scope_id, "scope_id", required=False)
-    if scope_id and scope_type is None:
-        raise InvalidArgument("scope_id", "needs scope_type")
+    scope_id = scope_subject(scope_type, request.scope_id, "scope_id", required=False)
     return MemoryFilter(
         scope_type=scope_type,
         scope_id=scope_id,
@@ -351,10 +359,7 @@ def recall_limit(limit: int) -> int:
 
 def scope_hint(scope_type: int, scope_id: str) -> ScopeHint:
     parsed = SCOPE_TYPES.optional(scope_type, "scope_type")
-    subject = subject_id(scope_id, "scope_id", required=False)
-    if subject and parsed is None:
-        raise InvalidArgument("scope_id", "needs scope_type")
-    return ScopeHint(parsed, subject)
+    return ScopeHint(parsed, scope_subject(parsed, scope_id, "scope_id", required=False))
 
 
 # --- domain -> responses ---------------------------------------------------------------------

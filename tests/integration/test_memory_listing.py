@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, text
 
-from memory_service.domain import rules
 from memory_service.domain.model import (
     Confirmation,
     EvidenceRef,
@@ -164,10 +163,17 @@ def test_the_limit_counts_memories_not_revisions(
     assert sum(len(m.revisions) for m in listed) > 2 * len(pages)  # pages held many revisions
 
 
-def test_a_context_read_seeks_the_callers_subjects_in_the_index(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("caller", "ranges"),
+    [(CALLER, 3), (Visibility(frozenset({"u1"}), frozenset()), 2)],
+    ids=["user_and_customer", "no_customer"],
+)
+def test_a_context_read_seeks_the_callers_subjects_in_the_index(
+    tmp_path: Path, caller: Visibility, ranges: int
+) -> None:
     """SQLite answers a context's read with one range of (tenant, scope_type, scope_id, live,
-    id) per kind of subject, never a walk of the tenant's memories (29 ms for 35 memories
-    among 80,000 before 0018)."""
+    id) per kind of subject the caller has, never a walk of the tenant's memories (29 ms for
+    35 memories among 80,000 before 0018; a caller of no customer walked until 98885d7)."""
     engine = create_database_engine(f"sqlite:///{tmp_path / 'plan.db'}")
     upgrade(engine)
     units = SqlUnitOfWorkFactory(engine)
@@ -183,7 +189,7 @@ def test_a_context_read_seeks_the_callers_subjects_in_the_index(tmp_path: Path) 
 
     event.listen(engine, "before_cursor_execute", record)
     with units("t1", write=False) as uow:
-        uow.memories.list_after(MemoryQuery(CALLER), "", 100)
+        uow.memories.list_after(MemoryQuery(caller), "", 100)
     event.remove(engine, "before_cursor_execute", record)
     statement, parameters = sent[-1]
     with engine.connect() as connection:
@@ -198,7 +204,7 @@ def test_a_context_read_seeks_the_callers_subjects_in_the_index(tmp_path: Path) 
             "SEARCH memories USING INDEX ix_memories_subject"
             " (tenant_id=? AND scope_type=? AND scope_id=? AND live=?)"
         ]
-        * 3
+        * ranges
     ), plan
 
 
@@ -240,38 +246,50 @@ def test_a_caller_of_few_or_many_customers_pages_through_exactly_what_it_sees(
 def test_migration_0018_gives_organization_memories_the_empty_scope_id(
     units: SqlUnitOfWorkFactory,
 ) -> None:
-    """ProposeMemory once kept the id it was sent for the organization's scope; such a memory
-    gets the empty id (a new version, its index change queued) unless its key is taken."""
+    """ProposeMemory once kept the id it was sent for the organization's scope. Every such
+    memory gets the empty id, so reads find it alike (found by hostile reviews of 9285535 and
+    98885d7): a live one with a new version (not past the integer limit) and its index change
+    queued, its key context naming the old id if its key is taken; a deletion marker keeps
+    its hash; a live memory's hash stays empty (restore refuses one on a live memory)."""
     from alembic import command
-    from sqlalchemy import text
 
     from memory_service.storage import migrate
 
     now = utcnow()
-    odd = _memory("t1", Scope(ScopeType.ORGANIZATION, "hq"), "currency", now, 1)
-    clash = _memory("t1", Scope(ScopeType.ORGANIZATION, "hq"), "office", now, 1)
+    hq = Scope(ScopeType.ORGANIZATION, "hq")
+    odd = replace(_memory("t1", hq, "currency", now, 1), version=2**31 - 1)
+    clash = _memory("t1", Scope(ScopeType.ORGANIZATION, "HQ@2"), "office", now, 1)
     taken = _memory("t1", Scope(ScopeType.ORGANIZATION, ""), "office", now, 1)
+    gone = _memory("t1", hq, "phone", now, 1)
     with units("t1", write=True) as uow:
-        for memory in (odd, clash, taken):
+        for memory in (odd, clash, taken, gone):
             uow.memories.add(memory)
         uow.commit()
+    with units("t1", write=True) as uow:
+        uow.memories.mark_deleted(gone.id, now, "deleted")
+        uow.commit()
+    with units.engine.connect() as connection:
+        hashes_before = dict(connection.execute(text("SELECT id, key_hash FROM memories")).all())
     config = migrate._config()
     with units.engine.begin() as connection:
         config.attributes["connection"] = connection
         command.downgrade(config, "0017")
         command.upgrade(config, "0018")
     with units("t1", write=False) as uow:
-        fixed, kept = uow.memories.get(odd.id), uow.memories.get(clash.id)
-        listed = uow.memories.list_after(MemoryQuery(CALLER), "", 100)
+        after = {m.id: uow.memories.get(m.id) for m in (odd, clash, taken, gone)}
         queued = uow.outbox.queued_changes()
-    assert fixed is not None
-    assert kept is not None
-    assert (fixed.scope.id, fixed.version) == ("", odd.version + 1)
-    assert (kept.scope.id, kept.version) == ("hq", clash.version)
-    assert {m.id for m in listed} == {odd.id, taken.id}
-    assert set(queued) == {odd.id}
+        few = uow.memories.list_after(MemoryQuery(CALLER), "", 100)
+        many = frozenset(f"c{n}" for n in range(SUBJECT_RANGES_MAX_CUSTOMERS + 1))
+        walked = uow.memories.list_after(MemoryQuery(Visibility(frozenset({"u1"}), many)), "", 100)
+    assert {m.id: (m.scope.id, m.key_context, m.version) for m in after.values() if m} == {
+        odd.id: ("", "", odd.version),
+        clash.id: ("", "scope-hq-2", clash.version + 1),
+        taken.id: ("", "", taken.version),
+        gone.id: ("", "", gone.version),
+    }
+    assert set(queued) == {odd.id, clash.id}
+    assert {m.id for m in few} == {m.id for m in walked} == {odd.id, clash.id, taken.id}
     with units.engine.connect() as connection:
-        stored = connection.execute(
-            text("SELECT key_hash FROM memories WHERE id = :m"), {"m": odd.id}
-        ).scalar_one()
-    assert stored == rules.scoped_key_hash("ORGANIZATION", "", "currency", "")
+        assert dict(connection.execute(text("SELECT id, key_hash FROM memories")).all()) == (
+            hashes_before
+        )

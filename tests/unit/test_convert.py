@@ -106,3 +106,27 @@ def test_the_latest_revision_is_the_applicable_one_when_it_applies() -> None:
     assert out.applicable_revision.revision_number == 1
     assert out.latest_revision.revision_number == 2
     assert out.latest_revision.state != 0
+
+
+def test_an_organization_scope_names_no_subject_wherever_a_request_gives_one() -> None:
+    """Fails on 98885d7 (hostile review) for the list filter and the recall hint: they took an
+    organization id that no read would match."""
+    from crmmem.memory.v1 import memory_service_pb2 as service_pb
+
+    org = pb.SCOPE_TYPE_ORGANIZATION
+    attempts = {
+        "memory.scope.id": lambda: convert.scope(
+            pb.Scope(type=org, id="hq"), "memory.scope", customer_id_required=False
+        ),
+        "scope_id": lambda: convert.memory_filter(
+            service_pb.ListMemoriesRequest(scope_type=org, scope_id="hq")
+        ),
+    }
+    for field, attempt in attempts.items():
+        with pytest.raises(InvalidArgument) as error:
+            attempt()
+        assert violation(error) == field
+    with pytest.raises(InvalidArgument) as error:
+        convert.scope_hint(org, "hq")
+    assert violation(error) == "scope_id"
+    assert convert.scope_hint(org, "").scope_id == ""
