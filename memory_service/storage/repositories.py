@@ -503,7 +503,7 @@ class SqlMemoryRepository(TenantScoped):
                             MemoryRow.scope_id.in_(bindparam("customer_ids", expanding=True)),
                         ]
                     )
-                if organization:  # its id is always empty (transport, restore, 0018)
+                if organization:  # its id is always empty (transport, restore, 0019)
                     arms.append(
                         [
                             MemoryRow.scope_type == ScopeType.ORGANIZATION.value,

@@ -243,14 +243,15 @@ def test_a_caller_of_few_or_many_customers_pages_through_exactly_what_it_sees(
     assert seen == expected
 
 
-def test_migration_0018_gives_organization_memories_the_empty_scope_id(
+def test_migration_0019_gives_organization_memories_the_empty_scope_id(
     units: SqlUnitOfWorkFactory,
 ) -> None:
     """ProposeMemory once kept the id it was sent for the organization's scope. Every such
-    memory gets the empty id, so reads find it alike (found by hostile reviews of 9285535 and
-    98885d7): a live one with a new version (not past the integer limit) and its index change
-    queued, its key context naming the old id if its key is taken; a deletion marker keeps
-    its hash; a live memory's hash stays empty (restore refuses one on a live memory)."""
+    memory gets the empty id, so reads find it alike (found by hostile reviews of 9285535,
+    98885d7 and 2791fa8): a live one with a new version (not past the integer limit) and its
+    index change queued, its key context naming the old id (numbered until free) if its key is
+    taken; a deletion marker keeps its hash; a live memory keeps no hash (an earlier 0018 wrote
+    one, which restore refuses); running it twice changes nothing more."""
     from alembic import command
 
     from memory_service.storage import migrate
@@ -259,24 +260,37 @@ def test_migration_0018_gives_organization_memories_the_empty_scope_id(
     hq = Scope(ScopeType.ORGANIZATION, "hq")
     odd = replace(_memory("t1", hq, "currency", now, 1), version=2**31 - 1)
     clash = _memory("t1", Scope(ScopeType.ORGANIZATION, "HQ@2"), "office", now, 1)
-    taken = _memory("t1", Scope(ScopeType.ORGANIZATION, ""), "office", now, 1)
+    crowded = _memory("t1", hq, "desk", now, 1)
+    held = [
+        _memory("t1", Scope(ScopeType.ORGANIZATION, ""), key, now, 1) for key in ("office", "desk")
+    ]
+    held += [
+        replace(_memory("t1", Scope(ScopeType.ORGANIZATION, ""), "desk", now, 1), key_context=c)
+        for c in ("scope-hq", "scope-hq-2")
+    ]
     gone = _memory("t1", hq, "phone", now, 1)
     with units("t1", write=True) as uow:
-        for memory in (odd, clash, taken, gone):
+        for memory in (odd, clash, crowded, *held, gone):
             uow.memories.add(memory)
         uow.commit()
     with units("t1", write=True) as uow:
         uow.memories.mark_deleted(gone.id, now, "deleted")
         uow.commit()
-    with units.engine.connect() as connection:
+    with units.engine.begin() as connection:  # what the first form of 0018 left
+        connection.execute(
+            text("UPDATE memories SET key_hash = 'h' WHERE id = :m"), {"m": held[0].id}
+        )
         hashes_before = dict(connection.execute(text("SELECT id, key_hash FROM memories")).all())
+    hashes_before[held[0].id] = ""
     config = migrate._config()
-    with units.engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0017")
-        command.upgrade(config, "0018")
+    for _ in range(2):
+        with units.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.downgrade(config, "0018")
+            command.upgrade(config, "0019")
+    mine = (odd, clash, crowded, held[0], gone)
     with units("t1", write=False) as uow:
-        after = {m.id: uow.memories.get(m.id) for m in (odd, clash, taken, gone)}
+        after = {m.id: uow.memories.get(m.id) for m in mine}
         queued = uow.outbox.queued_changes()
         few = uow.memories.list_after(MemoryQuery(CALLER), "", 100)
         many = frozenset(f"c{n}" for n in range(SUBJECT_RANGES_MAX_CUSTOMERS + 1))
@@ -284,11 +298,13 @@ def test_migration_0018_gives_organization_memories_the_empty_scope_id(
     assert {m.id: (m.scope.id, m.key_context, m.version) for m in after.values() if m} == {
         odd.id: ("", "", odd.version),
         clash.id: ("", "scope-hq-2", clash.version + 1),
-        taken.id: ("", "", taken.version),
+        crowded.id: ("", "scope-hq-3", crowded.version + 1),
+        held[0].id: ("", "", held[0].version),
         gone.id: ("", "", gone.version),
     }
-    assert set(queued) == {odd.id, clash.id}
-    assert {m.id for m in few} == {m.id for m in walked} == {odd.id, clash.id, taken.id}
+    assert set(queued) == {odd.id, clash.id, crowded.id}
+    visible = {odd.id, clash.id, crowded.id, *(m.id for m in held)}
+    assert {m.id for m in few} == {m.id for m in walked} == visible
     with units.engine.connect() as connection:
         assert dict(connection.execute(text("SELECT id, key_hash FROM memories")).all()) == (
             hashes_before
