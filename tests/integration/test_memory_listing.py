@@ -19,6 +19,8 @@ from memory_service.domain.model import (
     EvidenceType,
     Memory,
     MemoryKind,
+    Override,
+    ParentType,
     Provenance,
     ProvenanceMethod,
     RevisionStatus,
@@ -269,9 +271,16 @@ def test_migration_0019_gives_organization_memories_the_empty_scope_id(
         for c in ("scope-hq", "scope-hq-2")
     ]
     gone = _memory("t1", hq, "phone", now, 1)
+    later = now + timedelta(days=20)
+    for_crowded, alone = (
+        Override(new_id(), "t1", ParentType.CONVERSATION, "c1", key, "", hq, "v", later, now, "u1")
+        for key in ("desk", "nothing")
+    )
     with units("t1", write=True) as uow:
         for memory in (odd, clash, crowded, *held, gone):
             uow.memories.add(memory)
+        uow.overrides.add(for_crowded)
+        uow.overrides.add(alone)
         uow.commit()
     with units("t1", write=True) as uow:
         uow.memories.mark_deleted(gone.id, now, "deleted")
@@ -291,6 +300,7 @@ def test_migration_0019_gives_organization_memories_the_empty_scope_id(
     mine = (odd, clash, crowded, held[0], gone)
     with units("t1", write=False) as uow:
         after = {m.id: uow.memories.get(m.id) for m in mine}
+        overrides = [uow.overrides.get(o.id) for o in (for_crowded, alone)]
         queued = uow.outbox.queued_changes()
         few = uow.memories.list_after(MemoryQuery(CALLER), "", 100)
         many = frozenset(f"c{n}" for n in range(SUBJECT_RANGES_MAX_CUSTOMERS + 1))
@@ -303,6 +313,8 @@ def test_migration_0019_gives_organization_memories_the_empty_scope_id(
         gone.id: ("", "", gone.version),
     }
     assert set(queued) == {odd.id, clash.id, crowded.id}
+    # an override follows the memory it stood beside
+    assert [(o.scope.id, o.key_context) for o in overrides if o] == [("", "scope-hq-3"), ("", "")]
     visible = {odd.id, clash.id, crowded.id, *(m.id for m in held)}
     assert {m.id for m in few} == {m.id for m in walked} == visible
     with units.engine.connect() as connection:

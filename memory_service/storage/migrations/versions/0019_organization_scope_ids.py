@@ -7,9 +7,11 @@ empty id: a deletion marker as it is otherwise (its hash still names the old sco
 said before that deletion is refused only for the old scope id, which no request can name any
 more); a live one takes a new version (so the index takes its new scope, unless the version is
 at the integer limit) and its index change is queued, and if a live organization memory holds
-its key already, its key context names the old id (`scope-<id>`, numbered until free), so
-neither is lost. A live memory keeps no key hash (restore refuses one): an earlier form of 0018
-wrote one on the memories it moved, cleared here. Running it again changes nothing.
+its key already, its key context names the old id where it fits (`scope-<id>`, numbered
+until free), so neither is lost. An override on such a scope (CreateOverride let them through
+too) follows its memory: the empty id, and the memory's new key context. A live memory keeps
+no key hash (restore refuses one): an earlier form of 0018 wrote one on the memories it moved,
+cleared here. Running it again changes nothing.
 
 Revision ID: 0019
 Revises: 0018
@@ -39,6 +41,8 @@ def upgrade() -> None:
             " WHERE scope_type = 'ORGANIZATION' AND scope_id <> ''"
         )
     ).all()
+    # (tenant, old id, key, old context) -> the live memory's new context, for its overrides
+    moved: dict[tuple[str, str, str, str], str] = {}
     for tenant_id, memory_id, scope_id, key, key_context, live in odd:
         where = {"t": tenant_id, "m": memory_id}
         if live is None:
@@ -48,6 +52,7 @@ def upgrade() -> None:
             )
             continue
         context = _free_context(bind, tenant_id, scope_id, key, key_context)
+        moved[(tenant_id, scope_id, key, key_context)] = context
         bind.execute(
             sa.text(
                 "UPDATE memories SET scope_id = '', key_context = :c, update_time = :now,"
@@ -62,6 +67,24 @@ def upgrade() -> None:
                 " kind) VALUES (:t, :m, :now, :now, 0, 'memory')"
             ).bindparams(now),
             where,
+        )
+    overrides = bind.execute(
+        sa.text(
+            "SELECT tenant_id, id, scope_id, key, key_context FROM overrides"
+            " WHERE scope_type = 'ORGANIZATION' AND scope_id <> ''"
+        )
+    ).all()
+    for tenant_id, override_id, scope_id, key, key_context in overrides:
+        bind.execute(
+            sa.text(
+                "UPDATE overrides SET scope_id = '', key_context = :c"
+                " WHERE tenant_id = :t AND id = :o"
+            ),
+            {
+                "t": tenant_id,
+                "o": override_id,
+                "c": moved.get((tenant_id, scope_id, key, key_context), key_context),
+            },
         )
     bind.execute(
         sa.text(
