@@ -38,9 +38,9 @@ def upgrade() -> None:
     odd = bind.execute(
         sa.text(
             "SELECT tenant_id, id, scope_id, key, key_context, live FROM memories"
-            " WHERE scope_type = 'ORGANIZATION' AND scope_id <> ''"
+            " WHERE scope_type = 'ORGANIZATION' AND scope_id <> '' ORDER BY tenant_id, id"
         )
-    ).all()
+    ).all()  # in order: which of two clashing memories gets which context is the same anywhere
     # (tenant, old id, key, old context) -> the live memory's new context, for its overrides
     moved: dict[tuple[str, str, str, str], str] = {}
     for tenant_id, memory_id, scope_id, key, key_context, live in odd:
