@@ -315,6 +315,8 @@ def _matches(memory: Memory, query: MemoryQuery) -> bool:
         return False
     if query.kind is not None and memory.kind is not query.kind:
         return False
+    if query.changed_since is not None and memory.update_time < query.changed_since:
+        return False
     return query.show_deleted or not memory.deleted
 
 

@@ -38,6 +38,7 @@ from tests.support import records
 
 CALLER = Visibility(frozenset({"u1"}), frozenset({"c1"}))
 EVERYONE = Visibility(None, None)
+DAY = timedelta(days=1)
 
 
 def _memory(tenant: str, scope: Scope, key: str, now: datetime, revisions: int) -> Memory:
@@ -321,3 +322,22 @@ def test_migration_0019_gives_organization_memories_the_empty_scope_id(
         assert dict(connection.execute(text("SELECT id, key_hash FROM memories")).all()) == (
             hashes_before
         )
+
+
+def test_the_fake_lists_memories_changed_since_an_instant_as_sql_does(
+    units: SqlUnitOfWorkFactory,
+) -> None:
+    """Fails on cce73a6: the fake ignored `changed_since` (an incremental export's filter)."""
+    from memory_service.testing.fake_storage import FakeUnitOfWorkFactory
+
+    now = utcnow()
+    listed = []
+    for factory in (units, FakeUnitOfWorkFactory()):
+        with factory("t1", write=True) as uow:
+            uow.memories.add(_memory("t1", Scope(ScopeType.USER, "u1"), "old", now - DAY, 1))
+            uow.memories.add(_memory("t1", Scope(ScopeType.USER, "u1"), "new", now, 1))
+            uow.commit()
+        with factory("t1", write=False) as uow:
+            query = MemoryQuery(CALLER, changed_since=now - DAY / 2)
+            listed.append([m.key for m in uow.memories.list_after(query, "", 10)])
+    assert listed == [["new"], ["new"]]
