@@ -253,8 +253,9 @@ def test_migration_0019_gives_organization_memories_the_empty_scope_id(
     memory gets the empty id, so reads find it alike (found by hostile reviews of 9285535,
     98885d7 and 2791fa8): a live one with a new version (not past the integer limit) and its
     index change queued, its key context naming the old id (numbered until free) if its key is
-    taken; a deletion marker keeps its hash; a live memory keeps no hash (an earlier 0018 wrote
-    one, which restore refuses); running it twice changes nothing more."""
+    taken, and an override beside it following it (one beside no live memory stays: moved, it
+    would shadow another); a deletion marker keeps its hash; a live memory keeps no hash (an
+    earlier 0018 wrote one, which restore refuses); running it twice changes nothing more."""
     from alembic import command
 
     from memory_service.storage import migrate
@@ -314,8 +315,11 @@ def test_migration_0019_gives_organization_memories_the_empty_scope_id(
         gone.id: ("", "", gone.version),
     }
     assert set(queued) == {odd.id, clash.id, crowded.id}
-    # an override follows the memory it stood beside
-    assert [(o.scope.id, o.key_context) for o in overrides if o] == [("", "scope-hq-3"), ("", "")]
+    # an override follows the live memory it stood beside; one beside none stays as it was
+    assert [(o.scope.id, o.key_context) for o in overrides if o] == [
+        ("", "scope-hq-3"),
+        ("hq", ""),
+    ]
     visible = {odd.id, clash.id, crowded.id, *(m.id for m in held)}
     assert {m.id for m in few} == {m.id for m in walked} == visible
     with units.engine.connect() as connection:

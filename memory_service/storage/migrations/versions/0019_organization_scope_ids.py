@@ -9,9 +9,11 @@ more); a live one takes a new version (so the index takes its new scope, unless 
 at the integer limit) and its index change is queued, and if a live organization memory holds
 its key already, its key context names the old id where it fits (`scope-<id>`, numbered
 until free), so neither is lost. An override on such a scope (CreateOverride let them through
-too) follows its memory: the empty id, and the memory's new key context. A live memory keeps
-no key hash (restore refuses one): an earlier form of 0018 wrote one on the memories it moved,
-cleared here. Running it again changes nothing.
+too) follows the live memory it stood beside, moved here, to the empty id and that memory's
+new key context; one beside no such memory keeps its scope (moved, it would shadow another; it
+shadows nothing, as before, and expires as overrides do). A live memory keeps no key hash
+(restore refuses one): an earlier form of 0018 wrote one on the memories it moved, cleared
+here. Running it again changes nothing.
 
 Revision ID: 0019
 Revises: 0018
@@ -75,16 +77,15 @@ def upgrade() -> None:
         )
     ).all()
     for tenant_id, override_id, scope_id, key, key_context in overrides:
+        context = moved.get((tenant_id, scope_id, key, key_context))
+        if context is None:  # it stood beside no live memory: moved, it would shadow another
+            continue
         bind.execute(
             sa.text(
                 "UPDATE overrides SET scope_id = '', key_context = :c"
                 " WHERE tenant_id = :t AND id = :o"
             ),
-            {
-                "t": tenant_id,
-                "o": override_id,
-                "c": moved.get((tenant_id, scope_id, key, key_context), key_context),
-            },
+            {"t": tenant_id, "o": override_id, "c": context},
         )
     bind.execute(
         sa.text(
