@@ -402,11 +402,9 @@ class OutboxWorker:
                 removals[memory_id] = memory.version if memory is not None else 0
             else:
                 batch.documents.append(document)
-        if removals:
-            batch.removals[tenant_id] = removals
-        # The memory's next boundaries, queued where missing when the batch completes: writes,
-        # restores and refills queue only their change (`boundaries_to_queue`).
-        for memory_id in ids:
-            memory = memories.get(memory_id)
+            # The memory's next boundaries, queued where missing when the batch completes:
+            # writes, restores and refills queue only their change (`boundaries_to_queue`).
             if memory is not None and (instants := boundaries_to_queue(memory, now)):
                 batch.ahead[(tenant_id, memory_id)] = instants
+        if removals:
+            batch.removals[tenant_id] = removals

@@ -6,7 +6,6 @@ before, for restored memories, and for memories written before the drain queued 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime, timedelta
 from types import SimpleNamespace
 
@@ -15,7 +14,7 @@ from alembic import command
 from sqlalchemy import text
 
 from memory_service.domain.importing.service import ImportUseCases, _RestoreRun
-from memory_service.domain.indexing import SCHEDULED_AHEAD, IndexDocument
+from memory_service.domain.indexing import SCHEDULED_AHEAD
 from memory_service.domain.model import (
     ArchiveFormat,
     ImportBatch,
@@ -34,30 +33,8 @@ from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 from memory_service.workers import outbox as outbox_module
 from memory_service.workers.outbox import OutboxWorker
 from tests.support import exports, records
+from tests.support.index import RecordingIndex
 from tests.support.world import World
-
-
-class _Texts:
-    """An index that keeps the text it was last sent for each memory."""
-
-    def __init__(self) -> None:
-        self.texts: dict[str, str] = {}
-
-    def upsert(self, documents: Sequence[IndexDocument], deadline: float | None = None) -> None:
-        self.texts.update((document.memory_id, document.text) for document in documents)
-
-    def delete(
-        self,
-        tenant_id: str,
-        memory_ids: Sequence[str],
-        deadline: float | None = None,
-        versions: Sequence[int] = (),
-    ) -> None:
-        for memory_id in memory_ids:
-            self.texts.pop(memory_id, None)
-
-    def delete_tenant(self, tenant_id: str, deadline: float | None = None) -> None:
-        self.texts.clear()
 
 
 class _Drain:
@@ -66,8 +43,8 @@ class _Drain:
     def __init__(self, units: SqlUnitOfWorkFactory, monkeypatch: pytest.MonkeyPatch) -> None:
         self.now = utcnow()
         monkeypatch.setattr(outbox_module, "utcnow", lambda: self.now)
-        self.index = _Texts()
-        self.worker = OutboxWorker(units.outbox_store(), units, self.index)  # type: ignore[arg-type]
+        self.index = RecordingIndex()
+        self.worker = OutboxWorker(units.outbox_store(), units, self.index)
 
     def at(self, instant: datetime) -> dict[str, str]:
         """Drains everything due at `instant`; the index's texts then."""
@@ -102,7 +79,7 @@ def _scheduled(
 
 def _queued(units: SqlUnitOfWorkFactory, memory_id: str) -> list[datetime]:
     store = units.outbox_store()
-    with store._all_tenants() as everyone:  # type: ignore[attr-defined]
+    with store._all_tenants() as everyone:
         return sorted(
             everyone.session.scalars(
                 text("SELECT due_time FROM index_outbox WHERE memory_id = :m"), {"m": memory_id}
@@ -204,7 +181,7 @@ def _lose_queued_boundaries(units: SqlUnitOfWorkFactory, memory_id: str) -> None
     """The state a memory written before 0017 can be in: its queued boundaries all drained,
     more ahead, none queued."""
     store = units.outbox_store()
-    with store._all_tenants() as everyone:  # type: ignore[attr-defined]
+    with store._all_tenants() as everyone:
         everyone.session.execute(
             text("DELETE FROM index_outbox WHERE memory_id = :m"), {"m": memory_id}
         )
@@ -279,7 +256,7 @@ def test_a_drain_that_lost_its_lease_leaves_the_boundaries_to_the_drain_that_too
     drain = _Drain(units, monkeypatch)
     start = drain.now
     memory = _scheduled(World(units), start, 2)
-    slow = OutboxWorker(units.outbox_store(), units, _Texts())  # type: ignore[arg-type]
+    slow = OutboxWorker(units.outbox_store(), units, RecordingIndex())
     stale = slow._prepare()  # read at start: days 1 and 2 ahead
     assert stale is not None
     texts = drain.at(start + timedelta(days=1, minutes=1))  # the lease long gone; day 1 passed

@@ -7,18 +7,18 @@ incomplete, while removals still queued never make a wiped one look complete."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import event
 
 from memory_service.app.index_watch import INCOMPLETE, IndexWatch
-from memory_service.domain.indexing import IndexDocument
 from memory_service.domain.model import Identity, Memory, MemoryKind, Scope, ScopeType, utcnow
 from memory_service.domain.services import CreateMemory
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 from memory_service.workers.outbox import OutboxWorker
+from tests.support.index import RecordingIndex
 from tests.support.world import World
 
 
@@ -121,31 +121,6 @@ def test_a_memory_committed_as_the_check_begins_is_on_its_way_not_missing(
     assert reason is None
 
 
-class _Index:
-    """A healthy index that keeps its points by memory id, written by the real drain."""
-
-    def __init__(self) -> None:
-        self.ids: set[str] = set()
-
-    def tenant_points(self, tenant_id: str) -> int:
-        return len(self.ids)
-
-    def upsert(self, documents: Sequence[IndexDocument], deadline: float | None = None) -> None:
-        self.ids.update(document.memory_id for document in documents)
-
-    def delete(
-        self,
-        tenant_id: str,
-        memory_ids: Sequence[str],
-        deadline: float | None = None,
-        versions: Sequence[int] = (),
-    ) -> None:
-        self.ids.difference_update(memory_ids)
-
-    def delete_tenant(self, tenant_id: str, deadline: float | None = None) -> None:
-        self.ids.clear()
-
-
 def _remember(
     world: World, who: Identity, text: str, key: str, until: datetime | None = None
 ) -> Memory:
@@ -160,7 +135,7 @@ def _remember(
 
 
 def _examine_while(
-    units: SqlUnitOfWorkFactory, index: _Index, when: str, meanwhile: Callable[[str], bool]
+    units: SqlUnitOfWorkFactory, index: RecordingIndex, when: str, meanwhile: Callable[[str], bool]
 ) -> tuple[str | None, bool]:
     """The check, with `meanwhile` run once at the first statement it accepts; whether it ran."""
     ran: list[bool] = []
@@ -191,8 +166,8 @@ def test_a_deletion_drained_as_the_check_reads_is_not_a_missing_memory(
     memory was live in it, with no change queued, and its point was gone from the count."""
     world = World(units)
     mara = world.who("mara")
-    index = _Index()
-    drain = OutboxWorker(units.outbox_store(), units, index)  # type: ignore[arg-type]
+    index = RecordingIndex()
+    drain = OutboxWorker(units.outbox_store(), units, index)
     first = _remember(world, mara, "I prefer mornings", "a")
     _remember(world, mara, "I prefer aisle seats", "b")
     drain.drain_once()
@@ -218,9 +193,9 @@ def test_an_expiry_drained_as_the_check_reads_is_not_a_missing_memory(
     index count; a memory whose validity ended in between, removed by the drain, was missing."""
     world = World(units)
     mara = world.who("mara")
-    index = _Index()
+    index = RecordingIndex()
     store = units.outbox_store()
-    drain = OutboxWorker(store, units, index)  # type: ignore[arg-type]
+    drain = OutboxWorker(store, units, index)
     _remember(world, mara, "I prefer mornings", "a")
     ends = utcnow() + timedelta(seconds=1)
     _remember(world, mara, "I prefer aisle seats this week", "b", until=ends)
@@ -246,8 +221,8 @@ def test_queued_removals_do_not_hide_a_wiped_index(units: SqlUnitOfWorkFactory) 
     memories included, and offset as many live memories the wiped index lacked."""
     world = World(units)
     mara = world.who("mara")
-    index = _Index()
-    drain = OutboxWorker(units.outbox_store(), units, index)  # type: ignore[arg-type]
+    index = RecordingIndex()
+    drain = OutboxWorker(units.outbox_store(), units, index)
     for n in range(3):
         _remember(world, mara, f"I like blend {n}", f"kept_{n}")
     gone = [_remember(world, mara, f"I liked roast {n}", f"gone_{n}") for n in range(3)]
@@ -256,7 +231,7 @@ def test_queued_removals_do_not_hide_a_wiped_index(units: SqlUnitOfWorkFactory) 
         world.write(
             mara, lambda uow, m=memory: world.memories.delete(uow, mara, m.id, None, utcnow())
         )
-    index.ids.clear()  # wiped, or a fresh node; three removals still queued
+    index.texts.clear()  # wiped, or a fresh node; three removals still queued
     reason, _ = _examine_while(units, index, "before_cursor_execute", lambda _: False)
     assert reason is not None
     assert reason.startswith(INCOMPLETE)
@@ -270,8 +245,8 @@ def test_a_memory_made_searchable_as_the_check_reads_is_not_missing(
     were read again, with no change in the list read before: counted missing, resync queued."""
     world = World(units)
     mara = world.who("mara")
-    index = _Index()
-    drain = OutboxWorker(units.outbox_store(), units, index)  # type: ignore[arg-type]
+    index = RecordingIndex()
+    drain = OutboxWorker(units.outbox_store(), units, index)
     _remember(world, mara, "I prefer mornings", "a")
     waiting, revision = world.create(
         mara, world.say(mara, "I prefer aisle seats"), "aisle seats", key="seat", review=True
