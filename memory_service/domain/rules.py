@@ -14,6 +14,7 @@ from memory_service.domain.model import (
     Provenance,
     Revision,
     RevisionStatus,
+    ScopeType,
 )
 
 # Whole-string patterns: always use them with `fullmatch` (with `match`, `$` also matches before
@@ -191,6 +192,12 @@ def quote_span(quote: str, evidence_text: str) -> tuple[str, int, int] | None:
 
 def quote_occurs(quote: str, evidence_text: str) -> bool:
     return quote_span(quote, evidence_text) is not None
+
+
+def names_a_subject(scope_type: ScopeType) -> bool:
+    """Whether a scope of this type carries an id: the organization is the tenant itself, so its
+    scope id is always empty (and reads find organization memory under the empty id alone)."""
+    return scope_type is not ScopeType.ORGANIZATION
 
 
 def scoped_key_hash(scope_type: str, scope_id: str, key: str, key_context: str) -> str:

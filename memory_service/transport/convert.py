@@ -278,7 +278,7 @@ def scope_subject(scope_type: ScopeType | None, value: str, field: str, *, requi
     scope_id = subject_id(value, field, required=required)
     if scope_id and scope_type is None:
         raise InvalidArgument(field, "needs scope_type")
-    if scope_id and scope_type is ScopeType.ORGANIZATION:
+    if scope_id and scope_type is not None and not rules.names_a_subject(scope_type):
         raise InvalidArgument(field, "must be empty for the organization scope")
     return scope_id
 

@@ -197,7 +197,7 @@ def to_memory(
     memory_id = _id(record, "id", path)
     scope_record = _object(record, "scope", path)
     scope_type = _enum(scope_record, "type", ScopeType, f"{path}.scope")
-    if scope_type is ScopeType.ORGANIZATION:
+    if not rules.names_a_subject(scope_type):
         if _get(scope_record, "id", str, f"{path}.scope"):
             raise ArchiveError(f"{path}.scope.id", "must be empty for ORGANIZATION")
         scope = Scope(scope_type, "")
