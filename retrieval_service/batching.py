@@ -9,7 +9,9 @@ about `chunk_seconds` lately, so on a busy machine chunks shrink and a query's w
 When no query has come for `quiet_seconds`, chunks are as large as the model batches well
 (`MAX_CHUNK`): the first query after a quiet spell waits for at most one such chunk, and chunks
 shrink again while queries keep coming. A job's texts are embedded shortest first, so a chunk
-pads its texts to similar lengths; the vectors are handed back in the caller's order.
+pads its texts to similar lengths; the vectors are handed back in the caller's order. Documents
+may go through a model call of their own (`embed_documents`: the ONNX embedder's session on more
+threads); either way every model call starts from this one thread.
 """
 
 from __future__ import annotations
@@ -66,8 +68,10 @@ class EmbeddingLane:
         query_wait_seconds: float = 0.0,
         chunk_seconds: float = 0.025,
         quiet_seconds: float = QUIET_SECONDS,
+        embed_documents: Callable[[Sequence[str]], list[list[float]]] | None = None,
     ) -> None:
         self._embed = embed
+        self._embed_documents = embed_documents or embed
         self._wait = query_wait_seconds
         self._chunk_seconds = chunk_seconds
         self._quiet = quiet_seconds
@@ -193,7 +197,7 @@ class EmbeddingLane:
         chunk = [job.texts[i] for i in job.order[start : start + size]]
         began = time.monotonic()
         try:
-            job.vectors.extend(self._embed(chunk))
+            job.vectors.extend(self._embed_documents(chunk))
             took = (time.monotonic() - began) / len(chunk)
             self._per_document = 0.7 * self._per_document + 0.3 * took
         except Exception as error:

@@ -108,8 +108,19 @@ class RetrievalSettings(ProcessSettings):
         le=1024,
         validation_alias="RETRIEVAL_MODEL_THREADS",
     )
-    """CPU threads of one forward pass (`0`: one per core). One leaves the other core of a
+    """CPU threads of a query's forward pass (`0`: one per core). One leaves the other core of a
     2-core host to the memory service (measurements in the README)."""
+
+    document_threads: int = Field(
+        2,
+        ge=0,
+        le=1024,
+        validation_alias="RETRIEVAL_DOCUMENT_THREADS",
+    )
+    """CPU threads of a forward pass over documents being indexed, ONNX embedders only (`0`:
+    one per core; the torch embedder uses `RETRIEVAL_MODEL_THREADS` for both). One thread embeds
+    about 350 memories a second on this project's 2-core reference machine, two about 560: the
+    400 a second of sustained ingest need two (README: Benchmarks). Queries still go first."""
 
     query_batch_wait_ms: float = Field(
         0, ge=0, le=1000, validation_alias="RETRIEVAL_QUERY_BATCH_WAIT_MS"

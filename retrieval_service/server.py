@@ -104,7 +104,10 @@ async def start_sidecar(
     embedder = open_embedder(settings)
     index = open_index(settings, embedder)
     lane = EmbeddingLane(
-        embedder.embed, settings.query_batch_wait_ms / 1000, settings.document_chunk_ms / 1000
+        embedder.embed,
+        settings.query_batch_wait_ms / 1000,
+        settings.document_chunk_ms / 1000,
+        embed_documents=embedder.embed_documents,
     )
     lane.start()
     warm_up(lane, embedder, index)
@@ -148,4 +151,5 @@ def warm_up(lane: EmbeddingLane, embedder: Embedder, index: VectorIndex) -> None
     (thread pool, lazy kernels) and the index's first read cost seconds, and the memory
     service takes SERVING as "recall works now"."""
     vector = lane.call(lambda: embedder.embed(["warm up"])[0])
+    lane.call(lambda: embedder.embed_documents(["warm up"]))
     index.search_both("warm-up", vector, Bm25Encoder().query("warm up"), 1, [])

@@ -16,7 +16,10 @@ class Embedder(Protocol):
     dimensions: int
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Unit-length vectors, one per text, in order."""
+        """Unit-length vectors, one per text, in order: for queries, one short pass each."""
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """`embed` for the documents being indexed, which may run on more threads."""
 
 
 def packaged_model_path() -> Path:
@@ -52,4 +55,5 @@ def open_embedder(settings: RetrievalSettings) -> Embedder:
         "int8" if settings.embedder == "onnx-int8" else "fp32",
         threads=settings.model_threads,
         spin=settings.omp_wait_policy == "ACTIVE",
+        document_threads=settings.document_threads,
     )

@@ -45,3 +45,6 @@ class SentenceTransformerEmbedder:
                 output = self._model.forward(dict(features))["sentence_embedding"]
                 vectors.extend(torch.nn.functional.normalize(output, dim=1).tolist())
         return vectors
+
+    # torch's intra-op threads are one setting for the whole process.
+    embed_documents = embed

@@ -92,6 +92,19 @@ def test_fp32_vectors_are_the_torch_vectors(export_dir: Path, torch_vectors: np.
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
 
 
+def test_documents_on_two_threads_get_the_query_sessions_vectors(export_dir: Path) -> None:
+    """The sidecar indexes documents on a session of two threads (`RETRIEVAL_DOCUMENT_THREADS`)
+    and searches with a one-thread one: a document and the same text as a query must land on the
+    same point of the space, or an exact repeat of a memory stops finding it first."""
+    onnx = OnnxEmbedder(export_dir, "fp32", threads=1, document_threads=2)
+    texts = varied_texts()
+    as_documents = np.array(onnx.embed_documents(texts))
+    as_queries = vectors(onnx, texts)
+    assert (as_documents * as_queries).sum(axis=1).min() >= 0.99999
+    defaults = {name: field.default for name, field in RetrievalSettings.model_fields.items()}
+    assert (defaults["model_threads"], defaults["document_threads"]) == (1, 2)
+
+
 def test_the_fp32_graph_runs_each_layers_attention_as_one_operator(export_dir: Path) -> None:
     """The export fuses the attention of all six layers (a query's forward pass costs about a
     ninth less CPU); an optimiser that stops recognising the traced pattern fails here, not

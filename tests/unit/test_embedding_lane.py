@@ -97,3 +97,23 @@ def test_a_querys_follow_up_runs_on_the_model_thread_and_its_failure_reaches_the
     assert found == 8.0
     assert isinstance(failed, LookupError)
     assert threads == ["embed", "embed"]
+
+
+def test_documents_use_their_own_model_call_and_queries_keep_theirs() -> None:
+    """The sidecar gives documents a session on more threads than queries (`embed_documents`):
+    each kind of text reaches its own call, on the one model thread."""
+    queries, documents = Recorder(), Recorder()
+    lane = EmbeddingLane(queries, chunk_seconds=0.0001, embed_documents=documents)
+    lane.start()
+
+    async def both() -> tuple[list[float], list[list[float]]]:
+        return await lane.embed_query("q" * 5), await lane.embed_documents(texts(10))
+
+    try:
+        vector, vectors = asyncio.run(both())
+    finally:
+        lane.stop()
+    assert vector == [5.0]
+    assert vectors == [[float(len(text))] for text in texts(10)]
+    assert queries.calls == [["q" * 5]]
+    assert sorted(text for call in documents.calls for text in call) == sorted(texts(10))
