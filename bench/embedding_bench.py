@@ -76,7 +76,7 @@ def per_query(embedder: Embedder, count: int) -> dict[str, float]:
     return {**summary_ms(samples), "cpu_ms": round(cpu_ms, 3)}
 
 
-def per_batch(embedder: Embedder, rounds: int = 5) -> dict[str, float]:
+def per_batch(embedder: Embedder, rounds: int = 10) -> dict[str, float]:
     texts = documents(64)
     samples = []
     cpu = time.process_time()

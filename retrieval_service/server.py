@@ -103,12 +103,7 @@ async def start_sidecar(
     port = listen(server, settings.listen)
     embedder = open_embedder(settings)
     index = open_index(settings, embedder)
-    lane = EmbeddingLane(
-        embedder.embed,
-        settings.query_batch_wait_ms / 1000,
-        settings.document_chunk_ms / 1000,
-        embed_documents=embedder.embed_documents,
-    )
+    lane = embedding_lane(embedder, settings)
     lane.start()
     warm_up(lane, embedder, index)
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="index")
@@ -144,6 +139,16 @@ async def start_sidecar(
     for name in ("", SERVICE_NAME):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)
     return RunningSidecar(server, port, health, index, lane, executor)
+
+
+def embedding_lane(embedder: Embedder, settings: RetrievalSettings) -> EmbeddingLane:
+    """Queries through `embed`, documents through `embed_documents` (more threads)."""
+    return EmbeddingLane(
+        embedder.embed,
+        settings.query_batch_wait_ms / 1000,
+        settings.document_chunk_ms / 1000,
+        embed_documents=embedder.embed_documents,
+    )
 
 
 def warm_up(lane: EmbeddingLane, embedder: Embedder, index: VectorIndex) -> None:

@@ -101,8 +101,45 @@ def test_documents_on_two_threads_get_the_query_sessions_vectors(export_dir: Pat
     as_documents = np.array(onnx.embed_documents(texts))
     as_queries = vectors(onnx, texts)
     assert (as_documents * as_queries).sum(axis=1).min() >= 0.99999
-    defaults = {name: field.default for name, field in RetrievalSettings.model_fields.items()}
-    assert (defaults["model_threads"], defaults["document_threads"]) == (1, 2)
+
+
+@pytest.mark.parametrize(
+    ("environment", "threads", "sessions"),
+    [
+        ({}, (1, 2), 2),  # the defaults: queries on one thread, documents on two
+        ({"RETRIEVAL_DOCUMENT_THREADS": "1"}, (1, 1), 1),
+        (
+            {"RETRIEVAL_MODEL_THREADS": "0", "RETRIEVAL_DOCUMENT_THREADS": "0"},
+            ("cores", "cores"),
+            1,
+        ),
+        ({"RETRIEVAL_EMBEDDER": "onnx-int8"}, (1, 2), 2),
+        # 0 is one thread per core: the same count as naming the cores, so one session
+        (
+            {"RETRIEVAL_DOCUMENT_THREADS": str(os.cpu_count()), "RETRIEVAL_MODEL_THREADS": "0"},
+            ("cores", "cores"),
+            1,
+        ),
+    ],
+)
+def test_the_settings_choose_each_sessions_threads_and_equal_counts_share_one(
+    export_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    environment: dict[str, str],
+    threads: tuple[object, object],
+    sessions: int,
+) -> None:
+    """A second session costs about 110 MB of weights: only a different thread count earns it."""
+    for name in ("RETRIEVAL_MODEL_THREADS", "RETRIEVAL_DOCUMENT_THREADS", "RETRIEVAL_EMBEDDER"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    embedder = open_embedder(RetrievalSettings())
+    assert isinstance(embedder, OnnxEmbedder)
+    cores = os.cpu_count()
+    expected = tuple(cores if count == "cores" else count for count in threads)
+    assert (embedder.threads, embedder.document_threads) == expected
+    assert len({id(embedder._session), id(embedder._document_session)}) == sessions
 
 
 def test_the_fp32_graph_runs_each_layers_attention_as_one_operator(export_dir: Path) -> None:

@@ -9,6 +9,8 @@ import time
 from collections.abc import Sequence
 
 from retrieval_service.batching import MAX_CHUNK, EmbeddingLane
+from retrieval_service.config import RetrievalSettings
+from retrieval_service.server import embedding_lane
 
 
 class Recorder:
@@ -99,11 +101,21 @@ def test_a_querys_follow_up_runs_on_the_model_thread_and_its_failure_reaches_the
     assert threads == ["embed", "embed"]
 
 
-def test_documents_use_their_own_model_call_and_queries_keep_theirs() -> None:
+class TwoCallModel:
+    model_name = "recorder"
+    dimensions = 1
+
+    def __init__(self) -> None:
+        self.embed = Recorder()
+        self.embed_documents = Recorder()
+
+
+def test_the_sidecars_lane_sends_documents_and_queries_to_their_own_model_calls() -> None:
     """The sidecar gives documents a session on more threads than queries (`embed_documents`):
-    each kind of text reaches its own call, on the one model thread."""
-    queries, documents = Recorder(), Recorder()
-    lane = EmbeddingLane(queries, chunk_seconds=0.0001, embed_documents=documents)
+    the lane it builds sends each kind of text to its own call, on the one model thread."""
+    model = TwoCallModel()
+    queries, documents = model.embed, model.embed_documents
+    lane = embedding_lane(model, RetrievalSettings(document_chunk_ms=0.1))
     lane.start()
 
     async def both() -> tuple[list[float], list[list[float]]]:
