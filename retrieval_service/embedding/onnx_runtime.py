@@ -94,8 +94,9 @@ class OnnxEmbedder:
         before = hugepages.writable_anonymous()
         # Documents get a session of their own when they run on more threads than queries: a
         # query's forward pass is too short to gain from a second thread (README), a chunk of
-        # memory-sized documents embeds 1.4-1.6 times as fast on two, for about a fifth more CPU
-        # a document. 0 threads is one per core, resolved here so that equal counts share a session.
+        # memory-sized documents embeds 1.4-1.6 times as fast on two, for a fifth to a third
+        # more CPU a document. 0 threads is one per core, resolved here so that equal counts
+        # share a session.
         self.threads = _resolved(threads)
         self.document_threads = (
             self.threads if document_threads is None else _resolved(document_threads)
