@@ -1,17 +1,18 @@
-"""The model's one thread, shared by two lanes: queries first, documents in small chunks.
+"""The model's lane: every model call starts from one thread, queries first, documents in chunks.
 
 A search is on a caller's deadline; a document upsert is background indexing. If both queued
 behind one another on a plain executor, a query could wait behind a whole batch of documents and
 recall would degrade exactly when writes are busiest. Here the thread always takes every waiting
 query (one batched forward pass) before the next chunk of documents, so a query waits at most for
-one small chunk. Chunks are sized by time, not count: as many documents as the model embedded in
-about `chunk_seconds` lately, so on a busy machine chunks shrink and a query's wait stays bounded.
-When no query has come for `quiet_seconds`, chunks are as large as the model batches well
-(`MAX_CHUNK`): the first query after a quiet spell waits for at most one such chunk, and chunks
-shrink again while queries keep coming. A job's texts are embedded shortest first, so a chunk
-pads its texts to similar lengths; the vectors are handed back in the caller's order. Documents
-may go through a model call of their own (`embed_documents`: the ONNX embedder's session on more
-threads); either way every model call starts from this one thread.
+one chunk. Chunks are sized by model time, counted in tokens (a memory of the longest kind costs
+the model some thirty times one of a few words): as many tokens as the model embedded in about
+`chunk_seconds` lately, so on a busy machine chunks shrink and a query's wait stays bounded.
+When no query has come for `quiet_seconds`, chunks may take `QUIET_CHUNK_SECONDS` and up to
+`MAX_CHUNK` documents (the model batches well): the first query after a quiet spell waits for at
+most that, and chunks shrink again while queries keep coming. A job's texts are embedded fewest
+tokens first, so a chunk pads its texts to similar lengths; the vectors are handed back in the
+caller's order. Documents may go through a model call of their own (`embed_documents`: the ONNX
+embedder's session on more threads).
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 MAX_QUERY_BATCH = 32
-MIN_CHUNK = 4
 MAX_CHUNK = 64
+# A chunk holds at least this many tokens (about four memory-sized texts), so that indexing
+# moves on while queries keep coming on a busy machine; and always at least one document.
+MIN_CHUNK_TOKENS = 64
 QUIET_SECONDS = 1.0
+QUIET_CHUNK_SECONDS = 0.25
 T = TypeVar("T")
 
 
@@ -44,11 +48,14 @@ class _DocumentJob:
     texts: Sequence[str]
     future: Future[list[list[float]]]
     vectors: list[list[float]] = field(default_factory=list)
-    # Positions of `texts`, shortest first: `vectors[i]` belongs to `texts[order[i]]`.
+    # Tokens of each text, measured on the model thread when the job's first chunk is cut.
+    tokens: list[int] = field(default_factory=list)
+    # Positions of `texts`, fewest tokens first: `vectors[i]` belongs to `texts[order[i]]`.
     order: list[int] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        self.order = sorted(range(len(self.texts)), key=lambda i: len(self.texts[i]))
+    def measure(self, count_tokens: Callable[[Sequence[str]], list[int]]) -> None:
+        self.tokens = count_tokens(self.texts)
+        self.order = sorted(range(len(self.texts)), key=self.tokens.__getitem__)
 
     def result(self) -> list[list[float]]:
         """The vectors in the caller's order."""
@@ -69,14 +76,17 @@ class EmbeddingLane:
         chunk_seconds: float = 0.025,
         quiet_seconds: float = QUIET_SECONDS,
         embed_documents: Callable[[Sequence[str]], list[list[float]]] | None = None,
+        count_tokens: Callable[[Sequence[str]], list[int]] | None = None,
     ) -> None:
+        """`count_tokens` is the model's tokenizer (characters stand in for model stand-ins)."""
         self._embed = embed
         self._embed_documents = embed_documents or embed
+        self._count_tokens = count_tokens or _characters
         self._wait = query_wait_seconds
         self._chunk_seconds = chunk_seconds
         self._quiet = quiet_seconds
         self._last_query = -float("inf")  # monotonic time the last query was queued
-        self._per_document = chunk_seconds / 16  # a guess until the first chunk is measured
+        self._per_token = chunk_seconds / 256  # a guess until the first chunk is measured
         self._queries: deque[_Query] = deque()
         self._documents: deque[_DocumentJob] = deque()
         self._calls: deque[tuple[Callable[[], object], Future[object]]] = deque()
@@ -189,17 +199,16 @@ class EmbeddingLane:
         if not job.vectors and not job.future.set_running_or_notify_cancel():
             self._finish(job)
             return
-        start = len(job.vectors)
-        if time.monotonic() - self._last_query >= self._quiet:
-            size = MAX_CHUNK
-        else:
-            size = min(MAX_CHUNK, max(MIN_CHUNK, int(self._chunk_seconds / self._per_document)))
-        chunk = [job.texts[i] for i in job.order[start : start + size]]
-        began = time.monotonic()
         try:
+            if not job.order:
+                job.measure(self._count_tokens)
+            positions = self._next_chunk(job)
+            chunk = [job.texts[i] for i in positions]
+            began = time.monotonic()
             job.vectors.extend(self._embed_documents(chunk))
-            took = (time.monotonic() - began) / len(chunk)
-            self._per_document = 0.7 * self._per_document + 0.3 * took
+            took = time.monotonic() - began
+            tokens = max(1, sum(job.tokens[i] for i in positions))
+            self._per_token = 0.7 * self._per_token + 0.3 * took / tokens
         except Exception as error:
             self._finish(job)
             job.future.set_exception(error)
@@ -207,6 +216,22 @@ class EmbeddingLane:
         if len(job.vectors) >= len(job.texts):
             self._finish(job)
             job.future.set_result(job.result())
+
+    def _next_chunk(self, job: _DocumentJob) -> list[int]:
+        """The job's next positions: as many tokens as fit the chunk's model time, at least
+        `MIN_CHUNK_TOKENS` (and one document), at most `MAX_CHUNK` documents."""
+        quiet = time.monotonic() - self._last_query >= self._quiet
+        seconds = QUIET_CHUNK_SECONDS if quiet else self._chunk_seconds
+        budget = max(MIN_CHUNK_TOKENS, seconds / self._per_token)
+        start = len(job.vectors)
+        positions: list[int] = []
+        tokens = 0
+        for position in job.order[start : start + MAX_CHUNK]:
+            tokens += job.tokens[position]
+            if positions and tokens > budget:
+                break
+            positions.append(position)
+        return positions
 
     def _finish(self, job: _DocumentJob) -> None:
         with self._ready:
@@ -224,3 +249,7 @@ class EmbeddingLane:
         self._queries.clear()
         self._documents.clear()
         self._calls.clear()
+
+
+def _characters(texts: Sequence[str]) -> list[int]:
+    return [len(text) for text in texts]

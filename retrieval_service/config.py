@@ -130,7 +130,8 @@ class RetrievalSettings(ProcessSettings):
     document_chunk_ms: float = Field(
         25, gt=0, le=10000, validation_alias="RETRIEVAL_DOCUMENT_CHUNK_MS"
     )
-    """Model time of one chunk of documents between queries (4 to 64 documents)."""
+    """Model time of one chunk of documents while queries come (counted in tokens: at least 64
+    tokens or one document, at most 64 documents); after a quiet second, a quarter second."""
 
     omp_wait_policy: Literal["PASSIVE", "ACTIVE"] = Field(
         "PASSIVE",

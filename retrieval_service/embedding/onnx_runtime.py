@@ -132,6 +132,9 @@ class OnnxEmbedder:
         rounding."""
         return self._embed(texts, self._document_session)
 
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        return [len(encoding.ids) for encoding in self._tokenizer.encode_batch(list(texts))]
+
     def _embed(self, texts: Sequence[str], session: Any) -> list[list[float]]:
         if not texts:
             return []

@@ -48,3 +48,7 @@ class SentenceTransformerEmbedder:
 
     # torch's intra-op threads are one setting for the whole process.
     embed_documents = embed
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        features = self._model.tokenize(list(texts))
+        return [int(count) for count in features["attention_mask"].sum(dim=1).tolist()]

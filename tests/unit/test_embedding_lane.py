@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from retrieval_service.batching import MAX_CHUNK, EmbeddingLane
+from retrieval_service.batching import MAX_CHUNK, QUIET_CHUNK_SECONDS, EmbeddingLane
 from retrieval_service.config import RetrievalSettings
 from retrieval_service.server import embedding_lane
 
@@ -109,6 +109,9 @@ class TwoCallModel:
         self.embed = Recorder()
         self.embed_documents = Recorder()
 
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        return [len(text) for text in texts]
+
 
 def test_the_sidecars_lane_sends_documents_and_queries_to_their_own_model_calls() -> None:
     """The sidecar gives documents a session on more threads than queries (`embed_documents`):
@@ -129,3 +132,37 @@ def test_the_sidecars_lane_sends_documents_and_queries_to_their_own_model_calls(
     assert vectors == [[float(len(text))] for text in texts(10)]
     assert queries.calls == [["q" * 5]]
     assert sorted(text for call in documents.calls for text in call) == sorted(texts(10))
+
+
+def test_chunks_of_long_texts_are_cut_by_model_time_not_by_count() -> None:
+    """A memory of the longest kind costs the model tens of short ones: after a quiet spell a
+    chunk holds about QUIET_CHUNK_SECONDS of tokens, so a query never waits for 64 of them."""
+    per_token = 0.00005  # 12.8 ms for a text of the model's 256 tokens
+
+    def model(texts: Sequence[str]) -> list[list[float]]:
+        time.sleep(per_token * sum(len(text) for text in texts))
+        return [[float(len(text))] for text in texts]
+
+    sizes: list[int] = []
+
+    def documents(texts: Sequence[str]) -> list[list[float]]:
+        sizes.append(len(texts))
+        return model(texts)
+
+    lane = EmbeddingLane(
+        model, embed_documents=documents, count_tokens=lambda texts: [len(t) for t in texts]
+    )
+    lane.start()
+    try:
+        longest = ["x" * 256] * 128
+        vectors = asyncio.run(lane.embed_documents(longest))
+        short = ["x"] * 128
+        asyncio.run(lane.embed_documents(short))
+    finally:
+        lane.stop()
+    assert vectors == [[256.0]] * 128
+    long_sizes, short_sizes = sizes[: len(sizes) - 2], sizes[len(sizes) - 2 :]
+    assert sum(long_sizes) == 128
+    most = QUIET_CHUNK_SECONDS / (per_token * 256)  # about 20 texts of 256 tokens
+    assert max(long_sizes) <= most * 1.5, long_sizes
+    assert short_sizes == [MAX_CHUNK, MAX_CHUNK]  # short texts still go in large chunks
