@@ -47,14 +47,12 @@ class _Query:
 class _DocumentJob:
     texts: Sequence[str]
     future: Future[list[list[float]]]
+    tokens: list[int]  # of each text, as the model will see it
     vectors: list[list[float]] = field(default_factory=list)
-    # Tokens of each text, measured on the model thread when the job's first chunk is cut.
-    tokens: list[int] = field(default_factory=list)
     # Positions of `texts`, fewest tokens first: `vectors[i]` belongs to `texts[order[i]]`.
     order: list[int] = field(default_factory=list)
 
-    def measure(self, count_tokens: Callable[[Sequence[str]], list[int]]) -> None:
-        self.tokens = count_tokens(self.texts)
+    def __post_init__(self) -> None:
         self.order = sorted(range(len(self.texts)), key=self.tokens.__getitem__)
 
     def result(self) -> list[list[float]]:
@@ -124,9 +122,13 @@ class EmbeddingLane:
         return future
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        # Counting reads every character (most of a second for 256 texts of the longest kind):
+        # on a worker thread, with the interpreter released, never on the model thread.
+        loop = asyncio.get_running_loop()
+        tokens = await loop.run_in_executor(None, self._count_tokens, texts)
         future: Future[list[list[float]]] = Future()
         with self._ready:
-            self._documents.append(_DocumentJob(texts, future))
+            self._documents.append(_DocumentJob(texts, future, tokens))
             self._ready.notify()
         return await asyncio.wrap_future(future)
 
@@ -200,8 +202,6 @@ class EmbeddingLane:
             self._finish(job)
             return
         try:
-            if not job.order:
-                job.measure(self._count_tokens)
             positions = self._next_chunk(job)
             chunk = [job.texts[i] for i in positions]
             began = time.monotonic()

@@ -16,18 +16,20 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
 from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 
 from tests.conftest import start_retrieval
 from tests.support.servers import sidecar_stub
 
-LONGEST = ("Priya at ACME asked for net-30 on order PO-2024-118 before the Q3 renewal. " * 110)[
-    :8000
-]
+LATIN = ("Priya at ACME asked for net-30 on order PO-2024-118 before the Q3 renewal. " * 110)[:8000]
+# A token a character: the slowest text to count (seconds for 256 of them), counted off the
+# model thread so that counting holds up no query either.
+CJK = ("日本語のテキストと中文の顧客メモ" * 500)[:8000]
 QUIET = 1.2  # seconds: longer than the lane's quiet spell, so each search finds large chunks
 
 
-def flood(tenant: str, count: int) -> rpb.UpsertDocumentsRequest:
+def flood(tenant: str, count: int, longest: str) -> rpb.UpsertDocumentsRequest:
     return rpb.UpsertDocumentsRequest(
         documents=[
             rpb.Document(
@@ -35,7 +37,7 @@ def flood(tenant: str, count: int) -> rpb.UpsertDocumentsRequest:
                 tenant_id=tenant,
                 version=1,
                 revision_number=1,
-                text=f"{index:05d} {LONGEST}"[:8000],
+                text=f"{index:05d} {longest}"[:8000],
                 scope_type="USER",
                 scope_id="mallory",
             )
@@ -44,8 +46,13 @@ def flood(tenant: str, count: int) -> rpb.UpsertDocumentsRequest:
     )
 
 
+@pytest.mark.parametrize(
+    ("longest", "count"),
+    [(LATIN, 256), (CJK, 128)],  # the CJK flood as large as a 4 MiB message allows
+    ids=["latin", "cjk"],
+)
 def test_a_flood_of_the_longest_documents_holds_another_tenants_search_briefly(
-    tmp_path: Path,
+    tmp_path: Path, longest: str, count: int
 ) -> None:
     sidecar = start_retrieval(tmp_path)
     try:
@@ -53,7 +60,9 @@ def test_a_flood_of_the_longest_documents_holds_another_tenants_search_briefly(
         answers: list[int] = []
         writer = threading.Thread(
             target=lambda: answers.append(
-                stub.UpsertDocuments(flood("mallory-inc", 256), timeout=600).upserted_count
+                stub.UpsertDocuments(
+                    flood("mallory-inc", count, longest), timeout=600
+                ).upserted_count
             )
         )
         writer.start()
@@ -67,7 +76,7 @@ def test_a_flood_of_the_longest_documents_holds_another_tenants_search_briefly(
             waits.append(time.monotonic() - started)
             time.sleep(QUIET)
         writer.join(600)
-        assert answers == [256]
+        assert answers == [count]
         assert len(waits) >= 3, "the flood was embedded before the searches could run into it"
         assert max(waits) < 1.0, [round(wait, 2) for wait in waits]
     finally:

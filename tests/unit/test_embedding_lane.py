@@ -166,3 +166,34 @@ def test_chunks_of_long_texts_are_cut_by_model_time_not_by_count() -> None:
     most = QUIET_CHUNK_SECONDS / (per_token * 256)  # about 20 texts of 256 tokens
     assert max(long_sizes) <= most * 1.5, long_sizes
     assert short_sizes == [MAX_CHUNK, MAX_CHUNK]  # short texts still go in large chunks
+
+
+def test_counting_a_jobs_tokens_holds_up_no_query() -> None:
+    """Counting reads every character of every text (seconds for a large job of the longest
+    texts): it happens before the job reaches the model thread, so queries pass meanwhile."""
+    counting, release = threading.Event(), threading.Event()
+
+    def slow_count(texts: Sequence[str]) -> list[int]:
+        counting.set()
+        release.wait(5)
+        return [len(text) for text in texts]
+
+    lane = EmbeddingLane(Recorder(), count_tokens=slow_count)
+    lane.start()
+
+    async def scenario() -> tuple[list[float], bool, list[list[float]]]:
+        documents = asyncio.ensure_future(lane.embed_documents(texts(10)))
+        await asyncio.get_running_loop().run_in_executor(None, counting.wait, 5)
+        vector = await asyncio.wait_for(lane.embed_query("q" * 3), 2)
+        still_counting = not release.is_set()
+        release.set()
+        return vector, still_counting, await documents
+
+    try:
+        vector, still_counting, vectors = asyncio.run(scenario())
+    finally:
+        release.set()
+        lane.stop()
+    assert vector == [3.0]
+    assert still_counting
+    assert vectors == [[float(len(text))] for text in texts(10)]
