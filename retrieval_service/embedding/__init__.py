@@ -3,12 +3,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from retrieval_service.config import RetrievalSettings
+
+# tokenizers spreads a batch over one thread pool for the whole process: a query's two-text batch
+# on the model thread would queue behind a worker counting a stranger's 256 longest texts
+# (seconds). Each call tokenizes on its own thread instead. Set before any embedder (all in this
+# package) loads a tokenizer; a deployment that sets it otherwise takes that risk knowingly.
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 class Embedder(Protocol):

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -35,6 +36,9 @@ _SMALL = 1 << 20
 # model's 256. Chunks of 64 memory-sized texts cost 3.6 ms of CPU per text in one pass, 2.9 in
 # passes of 256 tokens (192 and 384 within noise), one model thread.
 BATCH_TOKENS = 256
+# Encodings `token_counts` keeps for the forward pass that follows: two jobs of the largest
+# kind the sidecar takes (256 documents each) and room to spare.
+ENCODINGS_KEPT = 1024
 
 
 class ExportMissing(RuntimeError):
@@ -115,6 +119,8 @@ class OnnxEmbedder:
         self._tokenizer.no_padding()  # each forward pass pads its own texts (`_feeds`)
         self._pad_id = self._tokenizer.token_to_id("[PAD]") or 0
         self._lock = threading.Lock()
+        self._encoded: OrderedDict[str, Encoding] = OrderedDict()  # by `token_counts`
+        self._encoded_lock = threading.Lock()
         self._batch_size = batch_size
         self._batch_tokens = batch_tokens
         self.precision = precision
@@ -133,12 +139,29 @@ class OnnxEmbedder:
         return self._embed(texts, self._document_session)
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
-        return [len(encoding.ids) for encoding in self._tokenizer.encode_batch(list(texts))]
+        """Counted off the model thread (the lane's worker); the encodings are kept for
+        `embed_documents`, so a chunk of the longest texts is not tokenized again where queries
+        wait (tokenizing can cost more than the forward pass)."""
+        encodings = self._tokenizer.encode_batch(list(texts))
+        with self._encoded_lock:
+            for text, encoding in zip(texts, encodings, strict=True):
+                self._encoded[text] = encoding
+                self._encoded.move_to_end(text)
+            while len(self._encoded) > ENCODINGS_KEPT:
+                self._encoded.popitem(last=False)
+        return [len(encoding.ids) for encoding in encodings]
+
+    def _encodings(self, texts: Sequence[str]) -> list[Encoding]:
+        with self._encoded_lock:
+            kept = [self._encoded.pop(text, None) for text in texts]
+        missing = [text for text, encoding in zip(texts, kept, strict=True) if encoding is None]
+        fresh = iter(self._tokenizer.encode_batch(missing) if missing else [])
+        return [encoding if encoding is not None else next(fresh) for encoding in kept]
 
     def _embed(self, texts: Sequence[str], session: Any) -> list[list[float]]:
         if not texts:
             return []
-        encodings = self._tokenizer.encode_batch(list(texts))
+        encodings = self._encodings(texts)
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
         with self._lock:
             for batch in self._batches([len(e.ids) for e in encodings]):

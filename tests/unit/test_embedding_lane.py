@@ -197,3 +197,27 @@ def test_counting_a_jobs_tokens_holds_up_no_query() -> None:
     assert vector == [3.0]
     assert still_counting
     assert vectors == [[float(len(text))] for text in texts(10)]
+
+
+def test_a_calibrated_lane_cuts_its_first_chunk_by_the_models_measured_time() -> None:
+    """The sidecar calibrates at start: its first chunk after a quiet spell fits
+    QUIET_CHUNK_SECONDS on the model it has, not on a guess (three times over on a busy one)."""
+    per_token = 0.0005  # a slow model: 128 ms for a text of 256 tokens
+    sizes: list[int] = []
+
+    def documents(texts: Sequence[str]) -> list[list[float]]:
+        sizes.append(len(texts))
+        time.sleep(per_token * sum(len(text) for text in texts))
+        return [[float(len(text))] for text in texts]
+
+    lane = EmbeddingLane(
+        Recorder(), embed_documents=documents, count_tokens=lambda t: [len(x) for x in t]
+    )
+    lane.start()
+    try:
+        lane.calibrate(["x" * 64] * 4)
+        asyncio.run(lane.embed_documents(["x" * 256] * 8))
+    finally:
+        lane.stop()
+    assert sizes[:2] == [4, 4]  # the calibration's two passes
+    assert sizes[2] <= QUIET_CHUNK_SECONDS / (per_token * 256) + 1, sizes
