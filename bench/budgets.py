@@ -193,8 +193,9 @@ def _embedding(result: dict[str, Any]) -> tuple[str, bool | None]:
 
 
 def _document_embedding(result: dict[str, Any]) -> tuple[str, bool | None]:
-    """Batches of 64 memory-sized texts on one and on two threads: why documents being indexed
-    get two (`RETRIEVAL_DOCUMENT_THREADS`) while queries keep one."""
+    """Batches of 64 memory-sized texts on one and on two threads (ONNX: two one-thread passes
+    side by side): why documents being indexed get two (`RETRIEVAL_DOCUMENT_THREADS`) while
+    queries keep one."""
     parts = []
     for name, figures in result["runtimes"].items():
         one, two = figures["batch_1_thread"], figures["batch_2_thread"]

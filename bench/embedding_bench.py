@@ -1,11 +1,12 @@
 """The sidecar's embedders side by side: torch (sentence-transformers), ONNX fp32 and ONNX int8.
 
 Per short query (one text, as recall embeds it): p50/p95 and CPU with one model thread and with
-two; a batch of 64 memory-sized documents (an outbox drain's chunk) with each, and its CPU a
-text; the cosine of each runtime's vectors to torch's and int8's to fp32 over 200 texts; and how
-long a sidecar process takes from start to SERVING with `RETRIEVAL_EMBEDDER=torch` and with the
-default. The load average is printed before and after: on a shared machine every figure moves
-with it (CPU figures least).
+two; a batch of 64 memory-sized documents (an outbox drain's chunk) with each (for ONNX as the
+sidecar runs them: that many one-thread passes side by side), and its CPU a text; the cosine of
+each runtime's vectors to torch's and int8's to fp32 over 200 texts; and how long a sidecar
+process takes from start to SERVING with `RETRIEVAL_EMBEDDER=torch` and with the default. The
+load average is printed before and after: on a shared machine every figure moves with it (CPU
+figures least).
 
     .venv/bin/python -m bench.embedding_bench [--queries 200] [--starts 1]
 """
@@ -77,12 +78,14 @@ def per_query(embedder: Embedder, count: int) -> dict[str, float]:
 
 
 def per_batch(embedder: Embedder, rounds: int = 10) -> dict[str, float]:
+    """As the sidecar indexes: ONNX runs `threads` one-thread passes side by side, torch one
+    pass on `threads` threads."""
     texts = documents(64)
     samples = []
     cpu = time.process_time()
     for _ in range(rounds):
         start = time.perf_counter()
-        embedder.embed(texts)
+        embedder.embed_documents(texts)
         samples.append(time.perf_counter() - start)
     median = statistics.median(samples)
     cpu_ms = (time.process_time() - cpu) / (rounds * len(texts)) * 1000
@@ -132,8 +135,8 @@ def embedding_bench(queries: int = 200, starts: int = 1) -> dict[str, Any]:
     for threads in (1, 2):
         embedders: dict[str, Embedder] = {
             "torch": SentenceTransformerEmbedder(source, threads=threads),
-            "onnx_fp32": OnnxEmbedder(folder, "fp32", threads=threads),
-            "onnx_int8": OnnxEmbedder(folder, "int8", threads=threads),
+            "onnx_fp32": OnnxEmbedder(folder, "fp32", threads=threads, document_threads=threads),
+            "onnx_int8": OnnxEmbedder(folder, "int8", threads=threads, document_threads=threads),
         }
         for name, embedder in embedders.items():
             figures = runtimes.setdefault(name, {})

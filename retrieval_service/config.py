@@ -117,10 +117,11 @@ class RetrievalSettings(ProcessSettings):
         le=1024,
         validation_alias="RETRIEVAL_DOCUMENT_THREADS",
     )
-    """CPU threads of a forward pass over documents being indexed, ONNX embedders only (`0`:
-    one per core; the torch embedder uses `RETRIEVAL_MODEL_THREADS` for both). One thread embeds
-    about 350 memories a second on this project's 2-core reference machine, two about 560: the
-    400 a second of sustained ingest need two (README: Benchmarks). Queries still go first."""
+    """CPU threads embedding documents being indexed, ONNX embedders only (`0`: one per core;
+    the torch embedder uses `RETRIEVAL_MODEL_THREADS` for both): that many forward passes side by
+    side, one thread each. One embeds about 320 memories a second on this project's 2-core
+    reference machine, two about 600: the 400 a second of sustained ingest need two (README:
+    Benchmarks). Queries still go first."""
 
     query_batch_wait_ms: float = Field(
         0, ge=0, le=1000, validation_alias="RETRIEVAL_QUERY_BATCH_WAIT_MS"

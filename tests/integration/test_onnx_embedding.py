@@ -8,6 +8,8 @@ import os
 import random
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -92,44 +94,110 @@ def test_fp32_vectors_are_the_torch_vectors(export_dir: Path, torch_vectors: np.
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
 
 
-def test_documents_on_two_threads_get_the_query_sessions_vectors(export_dir: Path) -> None:
-    """The sidecar indexes documents on a session of two threads (`RETRIEVAL_DOCUMENT_THREADS`)
-    and searches with a one-thread one: a document and the same text as a query must land on the
-    same point of the space, or an exact repeat of a memory stops finding it first."""
+def test_documents_side_by_side_get_the_query_sessions_vectors(export_dir: Path) -> None:
+    """The sidecar indexes documents two forward passes at a time (`RETRIEVAL_DOCUMENT_THREADS`)
+    and searches one text at a time: a document and the same text as a query must land on the
+    same point of the space, or an exact repeat of a memory stops finding it first. With queries
+    on one thread both share the session, and the vectors are the very same."""
     onnx = OnnxEmbedder(export_dir, "fp32", threads=1, document_threads=2)
     texts = varied_texts()
     as_documents = np.array(onnx.embed_documents(texts))
+    assert np.array_equal(as_documents, np.array(onnx.embed(texts)))
     as_queries = vectors(onnx, texts)
     assert (as_documents * as_queries).sum(axis=1).min() >= 0.99999
+    # Queries on two threads: documents get a one-thread session of their own.
+    wide = OnnxEmbedder(export_dir, "fp32", threads=2, document_threads=2)
+    assert wide._document_session is not wide._session
+    assert (np.array(wide.embed_documents(texts)) * as_queries).sum(axis=1).min() >= 0.99999
+
+
+@pytest.mark.parametrize(("document_threads", "expected"), [(2, 2), (1, 1)])
+def test_document_passes_run_side_by_side_on_one_session(
+    export_dir: Path, monkeypatch: pytest.MonkeyPatch, document_threads: int, expected: int
+) -> None:
+    """Two document threads mean two forward passes at once, each on one thread; one means one
+    at a time on the calling thread. Counted at the session: a pool that never overlaps (or a
+    lock around each pass) fails here."""
+    onnx = OnnxEmbedder(export_dir, "fp32", threads=1, document_threads=document_threads)
+    session = onnx._document_session
+    guard = threading.Lock()
+    running = 0
+    most = 0
+    callers: set[int] = set()
+
+    class Counting:
+        def run(self, *args: object) -> object:
+            nonlocal running, most
+            with guard:
+                running += 1
+                most = max(most, running)
+                callers.add(threading.get_ident())
+            try:
+                time.sleep(0.02)  # long enough for a second pass to start beside it
+                return session.run(*args)
+            finally:
+                with guard:
+                    running -= 1
+
+    monkeypatch.setattr(onnx, "_document_session", Counting())
+    texts = varied_texts()
+    got = np.array(onnx.embed_documents(texts))
+    assert (most, len(callers)) == (expected, expected)
+    assert np.array_equal(got, np.array(onnx.embed(texts)))
+
+
+def test_a_failing_pass_reaches_the_caller_after_every_pass_stopped(
+    export_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error in the calling thread's pass is the caller's error, raised only once the helper
+    is done with the vectors being filled."""
+    onnx = OnnxEmbedder(export_dir, "fp32", threads=1, document_threads=2)
+    session = onnx._document_session
+    caller = threading.get_ident()
+    finished: list[float] = []
+
+    class FailingOnce:
+        def run(self, *args: object) -> object:
+            if threading.get_ident() == caller:
+                raise RuntimeError("pass failed")
+            time.sleep(0.05)
+            try:
+                return session.run(*args)
+            finally:
+                finished.append(time.monotonic())
+
+    monkeypatch.setattr(onnx, "_document_session", FailingOnce())
+    with pytest.raises(RuntimeError, match="pass failed"):
+        onnx.embed_documents(varied_texts())
+    raised = time.monotonic()
+    assert finished
+    assert max(finished) <= raised
 
 
 @pytest.mark.parametrize(
     ("environment", "threads", "sessions"),
     [
-        ({}, (1, 2), 2),  # the defaults: queries on one thread, documents on two
+        ({}, (1, 2), 1),  # the defaults: one session, documents two passes at a time
         ({"RETRIEVAL_DOCUMENT_THREADS": "1"}, (1, 1), 1),
+        # queries on every core: documents on a one-thread session of their own
         (
             {"RETRIEVAL_MODEL_THREADS": "0", "RETRIEVAL_DOCUMENT_THREADS": "0"},
             ("cores", "cores"),
-            1,
+            2 if (os.cpu_count() or 1) > 1 else 1,
         ),
-        ({"RETRIEVAL_EMBEDDER": "onnx-int8"}, (1, 2), 2),
-        # 0 is one thread per core: the same count as naming the cores, so one session
-        (
-            {"RETRIEVAL_DOCUMENT_THREADS": str(os.cpu_count()), "RETRIEVAL_MODEL_THREADS": "0"},
-            ("cores", "cores"),
-            1,
-        ),
+        ({"RETRIEVAL_EMBEDDER": "onnx-int8"}, (1, 2), 1),
+        ({"RETRIEVAL_DOCUMENT_THREADS": "0"}, (1, "cores"), 1),
     ],
 )
-def test_the_settings_choose_each_sessions_threads_and_equal_counts_share_one(
+def test_the_settings_choose_the_threads_and_a_one_thread_query_session_is_shared(
     export_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
     environment: dict[str, str],
     threads: tuple[object, object],
     sessions: int,
 ) -> None:
-    """A second session costs about 110 MB of weights: only a different thread count earns it."""
+    """A second session costs about 110 MB of weights: only queries on more than one thread
+    earn it (document passes always run on one)."""
     for name in ("RETRIEVAL_MODEL_THREADS", "RETRIEVAL_DOCUMENT_THREADS", "RETRIEVAL_EMBEDDER"):
         monkeypatch.delenv(name, raising=False)
     for name, value in environment.items():
