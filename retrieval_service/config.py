@@ -114,7 +114,7 @@ class RetrievalSettings(ProcessSettings):
     document_threads: int = Field(
         2,
         ge=0,
-        le=1024,
+        le=64,
         validation_alias="RETRIEVAL_DOCUMENT_THREADS",
     )
     """CPU threads embedding documents being indexed, ONNX embedders only (`0`: one per core;

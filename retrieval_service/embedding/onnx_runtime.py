@@ -169,20 +169,26 @@ class OnnxEmbedder:
             return []
         encodings = self._encodings(texts)
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
-        passes = self._batches([len(e.ids) for e in encodings])
+        passes = self._batches([len(e.ids) for e in encodings], side_by_side)
         helpers = min(side_by_side, len(passes)) - 1
         batches = iter(passes)
         taking = threading.Lock()
+        failed = False
 
         def work() -> None:
-            """Takes the next pass until none is left: a helper descheduled by a neighbour
-            holds up only its own pass, never the others' operators."""
+            """Takes the next pass until none is left or one failed: a helper descheduled by a
+            neighbour holds up only its own pass, never the others' operators."""
+            nonlocal failed
             while True:
                 with taking:
-                    batch = next(batches, None)
+                    batch = None if failed else next(batches, None)
                 if batch is None:
                     return
-                vectors[batch] = self._forward([encodings[i] for i in batch], session)
+                try:
+                    vectors[batch] = self._forward([encodings[i] for i in batch], session)
+                except BaseException:
+                    failed = True  # the caller gets the error: no pass left is worth running
+                    raise
 
         with self._lock:
             # The calling thread works too (one hop fewer); onnxruntime runs one session's
@@ -196,14 +202,18 @@ class OnnxEmbedder:
                 helper.result()
         return vectors.tolist()
 
-    def _batches(self, lengths: list[int]) -> list[list[int]]:
+    def _batches(self, lengths: list[int], side_by_side: int = 1) -> list[list[int]]:
         """Positions grouped shortest first, each group's count times its longest length (the
         padded tokens its forward pass computes) within `batch_tokens`. One batch padded to its
         longest text spent a fifth of its work on padding for memory-sized texts, and one large
-        pass costs more per token than a few smaller ones (its activations outgrow the cache)."""
+        pass costs more per token than a few smaller ones (its activations outgrow the cache).
+        Texts that fit in fewer passes than `side_by_side` are dealt into that many passes of
+        about equal tokens instead: a chunk cut short because queries keep coming (a few
+        documents) would otherwise run on one thread and leave the other idle."""
+        order = sorted(range(len(lengths)), key=lengths.__getitem__)
         batches: list[list[int]] = []
         batch: list[int] = []
-        for position in sorted(range(len(lengths)), key=lengths.__getitem__):
+        for position in order:
             longest = lengths[position]  # sorted: the newcomer is the longest
             if batch and (
                 len(batch) >= self._batch_size or (len(batch) + 1) * longest > self._batch_tokens
@@ -213,7 +223,9 @@ class OnnxEmbedder:
             batch.append(position)
         if batch:
             batches.append(batch)
-        return batches
+        if len(batches) >= side_by_side or len(lengths) < 2:
+            return batches
+        return _dealt(order, lengths, min(side_by_side, len(lengths)))
 
     def _forward(
         self, encodings: list[Encoding], session: Any
@@ -232,6 +244,25 @@ class OnnxEmbedder:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         output = session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})
         return np.asarray(output[0], dtype=np.float32)
+
+
+def _dealt(order: list[int], lengths: list[int], count: int) -> list[list[int]]:
+    """`order` cut into `count` runs of about equal tokens, none empty."""
+    total = sum(lengths)
+    groups: list[list[int]] = []
+    group: list[int] = []
+    taken = 0
+    for index, position in enumerate(order):
+        group.append(position)
+        taken += lengths[position]
+        left = len(order) - index - 1  # positions still to deal
+        groups_after = count - len(groups) - 1  # groups still to fill after this one
+        if groups_after and (taken * count >= total * (len(groups) + 1) or left == groups_after):
+            groups.append(group)
+            group = []
+    if group:
+        groups.append(group)
+    return groups
 
 
 def _resolved(threads: int) -> int:

@@ -174,6 +174,54 @@ def test_a_failing_pass_reaches_the_caller_after_every_pass_stopped(
     assert max(finished) <= raised
 
 
+def test_a_helpers_failing_pass_is_the_callers_error_and_no_pass_starts_after_it(
+    export_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass that fails on the helper must reach the caller (rows it never filled would go
+    back as vectors), and once a pass failed no further pass starts: the lock that queries wait
+    on is held for the passes already running, not for the rest of the call."""
+    onnx = OnnxEmbedder(export_dir, "fp32", threads=1, document_threads=2)
+    session = onnx._document_session
+    caller = threading.get_ident()
+    started: list[int] = []
+
+    class HelperFails:
+        def run(self, *args: object) -> object:
+            started.append(threading.get_ident())
+            if threading.get_ident() != caller:
+                raise RuntimeError("helper pass failed")
+            time.sleep(0.05)  # the caller's pass is still running when the helper fails
+            return session.run(*args)
+
+    monkeypatch.setattr(onnx, "_document_session", HelperFails())
+    texts = varied_texts()
+    assert len(onnx._batches([len(e.ids) for e in onnx._encodings(texts)], 2)) > 4
+    with pytest.raises(RuntimeError, match="helper pass failed"):
+        onnx.embed_documents(texts)
+    assert len(started) <= 3  # the caller's first pass, the helper's, perhaps one in between
+    monkeypatch.undo()
+    assert np.array_equal(np.array(onnx.embed_documents(texts)), np.array(onnx.embed(texts)))
+
+
+@pytest.mark.parametrize("count", [2, 3, 4, 7])
+def test_a_few_documents_are_dealt_into_one_pass_per_document_thread(
+    export_dir: Path, count: int
+) -> None:
+    """While queries keep coming, a chunk holds a few documents, all of which fit in one pass:
+    on one thread that left the other core idle and halved indexing. They are dealt into one
+    pass per document thread, of about equal tokens, and keep their vectors."""
+    onnx = OnnxEmbedder(export_dir, "fp32", threads=1, document_threads=2)
+    texts = [f"Customer {n} prefers email on Tuesdays, never calls" for n in range(count)]
+    lengths = [len(e.ids) for e in onnx._tokenizer.encode_batch(texts)]
+    assert len(onnx._batches(lengths)) == 1  # one pass when not side by side
+    passes = onnx._batches(lengths, 2)
+    assert len(passes) >= 2
+    assert sorted(p for batch in passes for p in batch) == list(range(count))
+    assert len(onnx._batches([9], 2)) == 1  # a single document is a single pass
+    as_documents = np.array(onnx.embed_documents(texts))
+    assert ((as_documents * np.array(onnx.embed(texts))).sum(axis=1)).min() >= 0.99999
+
+
 @pytest.mark.parametrize(
     ("environment", "threads", "sessions"),
     [
