@@ -146,59 +146,40 @@ def test_document_passes_run_side_by_side_on_one_session(
     assert np.array_equal(got, np.array(onnx.embed(texts)))
 
 
-def test_a_failing_pass_reaches_the_caller_after_every_pass_stopped(
-    export_dir: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("failing", ["caller", "helper"])
+def test_a_failing_pass_is_the_callers_error_once_every_pass_stopped(
+    export_dir: Path, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
-    """An error in the calling thread's pass is the caller's error, raised only once the helper
-    is done with the vectors being filled."""
+    """A pass that fails, on the calling thread or the helper, is the caller's error (rows never
+    filled would otherwise go back as vectors), raised only once the other pass is done with the
+    vectors being filled; and no pass starts after it: the lock that queries wait on is held for
+    the passes already running, not for the rest of the call."""
     onnx = OnnxEmbedder(export_dir, "fp32", threads=1, document_threads=2)
     session = onnx._document_session
     caller = threading.get_ident()
+    started: list[int] = []
     finished: list[float] = []
 
-    class FailingOnce:
+    class OneSideFails:
         def run(self, *args: object) -> object:
-            if threading.get_ident() == caller:
+            started.append(threading.get_ident())
+            if (threading.get_ident() == caller) == (failing == "caller"):
                 raise RuntimeError("pass failed")
-            time.sleep(0.05)
+            time.sleep(0.05)  # still running when the other side fails
             try:
                 return session.run(*args)
             finally:
                 finished.append(time.monotonic())
 
-    monkeypatch.setattr(onnx, "_document_session", FailingOnce())
+    monkeypatch.setattr(onnx, "_document_session", OneSideFails())
+    texts = varied_texts()
+    assert len(onnx._batches([len(e.ids) for e in onnx._encodings(texts)], 2)) > 4
     with pytest.raises(RuntimeError, match="pass failed"):
-        onnx.embed_documents(varied_texts())
+        onnx.embed_documents(texts)
     raised = time.monotonic()
     assert finished
     assert max(finished) <= raised
-
-
-def test_a_helpers_failing_pass_is_the_callers_error_and_no_pass_starts_after_it(
-    export_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A pass that fails on the helper must reach the caller (rows it never filled would go
-    back as vectors), and once a pass failed no further pass starts: the lock that queries wait
-    on is held for the passes already running, not for the rest of the call."""
-    onnx = OnnxEmbedder(export_dir, "fp32", threads=1, document_threads=2)
-    session = onnx._document_session
-    caller = threading.get_ident()
-    started: list[int] = []
-
-    class HelperFails:
-        def run(self, *args: object) -> object:
-            started.append(threading.get_ident())
-            if threading.get_ident() != caller:
-                raise RuntimeError("helper pass failed")
-            time.sleep(0.05)  # the caller's pass is still running when the helper fails
-            return session.run(*args)
-
-    monkeypatch.setattr(onnx, "_document_session", HelperFails())
-    texts = varied_texts()
-    assert len(onnx._batches([len(e.ids) for e in onnx._encodings(texts)], 2)) > 4
-    with pytest.raises(RuntimeError, match="helper pass failed"):
-        onnx.embed_documents(texts)
-    assert len(started) <= 3  # the caller's first pass, the helper's, perhaps one in between
+    assert len(started) <= 3  # the failing pass, the other side's, perhaps one in between
     monkeypatch.undo()
     assert np.array_equal(np.array(onnx.embed_documents(texts)), np.array(onnx.embed(texts)))
 
