@@ -12,7 +12,7 @@ When no query has come for `quiet_seconds`, chunks may take `QUIET_CHUNK_SECONDS
 most that, and chunks shrink again while queries keep coming. A job's texts are embedded fewest
 tokens first, so a chunk pads its texts to similar lengths; the vectors are handed back in the
 caller's order. Documents may go through a model call of their own (`embed_documents`: the ONNX
-embedder's session on more threads).
+embedder runs a chunk as several one-thread passes side by side).
 """
 
 from __future__ import annotations

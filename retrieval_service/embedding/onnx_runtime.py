@@ -120,7 +120,7 @@ class OnnxEmbedder:
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(folder / manifest["files"]["tokenizer"]))
         self._tokenizer.enable_truncation(max_length=int(manifest["max_seq_length"]))
-        self._tokenizer.no_padding()  # each forward pass pads its own texts (`_feeds`)
+        self._tokenizer.no_padding()  # each forward pass pads its own texts (`_forward`)
         self._pad_id = self._tokenizer.token_to_id("[PAD]") or 0
         self._lock = threading.Lock()
         self._encoded: OrderedDict[str, Encoding] = OrderedDict()  # by `token_counts`
