@@ -108,8 +108,9 @@ class RetrievalSettings(ProcessSettings):
         le=1024,
         validation_alias="RETRIEVAL_MODEL_THREADS",
     )
-    """CPU threads of a query's forward pass (`0`: one per core). One leaves the other core of a
-    2-core host to the memory service (measurements in the README)."""
+    """CPU threads of a query's forward pass (`0`: one per usable core, the CPU affinity capped by
+    a container's CPU quota). One leaves the other core of a 2-core host to the memory service
+    (measurements in the README)."""
 
     document_threads: int = Field(
         2,
@@ -117,9 +118,9 @@ class RetrievalSettings(ProcessSettings):
         le=64,
         validation_alias="RETRIEVAL_DOCUMENT_THREADS",
     )
-    """CPU threads embedding documents being indexed, ONNX embedders only (`0`: one per core;
-    the torch embedder uses `RETRIEVAL_MODEL_THREADS` for both): that many forward passes side by
-    side, one thread each. One embeds about 320 memories a second on this project's 2-core
+    """CPU threads embedding documents being indexed, ONNX embedders only (`0`: one per usable
+    core; the torch embedder uses `RETRIEVAL_MODEL_THREADS` for both): that many forward passes
+    side by side, one thread each. One embeds about 320 memories a second on this project's 2-core
     reference machine, two about 600: the 400 a second of sustained ingest need two (README:
     Benchmarks). Queries still go first."""
 

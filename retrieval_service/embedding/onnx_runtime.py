@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from retrieval_service.embedding import hugepages, model_name
+from retrieval_service.embedding import hugepages, model_name, usable_cores
 
 if TYPE_CHECKING:
     from tokenizers import Encoding
@@ -37,6 +36,8 @@ _SMALL = 1 << 20
 # model's 256. Chunks of 64 memory-sized texts cost 3.6 ms of CPU per text in one pass, 2.9 in
 # passes of 256 tokens (192 and 384 within noise), one model thread.
 BATCH_TOKENS = 256
+# `0` threads resolves to the usable cores, at most this many (the settings' own cap).
+MAX_RESOLVED_THREADS = 64
 # Encodings `token_counts` keeps for the forward pass that follows: two jobs of the largest
 # kind the sidecar takes (256 documents each) and room to spare.
 ENCODINGS_KEPT = 1024
@@ -102,7 +103,7 @@ class OnnxEmbedder:
         # than one pass on two threads, for about 7% less CPU a document, and a neighbour taking
         # part of a core slows a pass of its own rather than a second thread every operator of
         # the other waits for (README: Benchmarks). A query's pass gains nothing from a second
-        # thread either. 0 threads is one per core, resolved here.
+        # thread either. 0 threads is one per usable core, resolved here.
         self.threads = _resolved(threads)
         self.document_threads = (
             self.threads if document_threads is None else _resolved(document_threads)
@@ -266,7 +267,7 @@ def _dealt(order: list[int], lengths: list[int], count: int) -> list[list[int]]:
 
 
 def _resolved(threads: int) -> int:
-    return threads or os.cpu_count() or 1
+    return threads or min(usable_cores(), MAX_RESOLVED_THREADS)
 
 
 def _open_session(model: str, threads: int, spin: bool) -> Any:

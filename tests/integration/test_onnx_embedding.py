@@ -16,7 +16,12 @@ import numpy as np
 import pytest
 
 from retrieval_service.config import RetrievalSettings
-from retrieval_service.embedding import Embedder, open_embedder, packaged_model_path
+from retrieval_service.embedding import (
+    Embedder,
+    open_embedder,
+    packaged_model_path,
+    usable_cores,
+)
 from retrieval_service.embedding.export import is_current
 from retrieval_service.embedding.export import main as export_main
 from retrieval_service.embedding.onnx_runtime import (
@@ -219,7 +224,7 @@ def test_a_few_documents_are_dealt_into_one_pass_per_document_thread(
         (
             {"RETRIEVAL_MODEL_THREADS": "0", "RETRIEVAL_DOCUMENT_THREADS": "0"},
             ("cores", "cores"),
-            2 if (os.cpu_count() or 1) > 1 else 1,
+            2 if usable_cores() > 1 else 1,
         ),
         ({"RETRIEVAL_EMBEDDER": "onnx-int8"}, (1, 2), 1),
         ({"RETRIEVAL_DOCUMENT_THREADS": "0"}, (1, "cores"), 1),
@@ -240,7 +245,7 @@ def test_the_settings_choose_the_threads_and_a_one_thread_query_session_is_share
         monkeypatch.setenv(name, value)
     embedder = open_embedder(RetrievalSettings())
     assert isinstance(embedder, OnnxEmbedder)
-    cores = os.cpu_count()
+    cores = usable_cores()
     expected = tuple(cores if count == "cores" else count for count in threads)
     assert (embedder.threads, embedder.document_threads) == expected
     assert len({id(embedder._session), id(embedder._document_session)}) == sessions
