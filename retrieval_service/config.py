@@ -108,9 +108,9 @@ class RetrievalSettings(ProcessSettings):
         le=1024,
         validation_alias="RETRIEVAL_MODEL_THREADS",
     )
-    """CPU threads of a query's forward pass (`0`: one per usable core, the CPU affinity capped by
-    a container's CPU quota). One leaves the other core of a 2-core host to the memory service
-    (measurements in the README)."""
+    """CPU threads of a query's forward pass (`0`: on ONNX, one per usable core, the CPU affinity
+    capped by the cgroup's CPU quota, at most 64; on torch, torch's own count). One leaves the
+    other core of a 2-core host to the memory service (measurements in the README)."""
 
     document_threads: int = Field(
         2,
@@ -119,10 +119,10 @@ class RetrievalSettings(ProcessSettings):
         validation_alias="RETRIEVAL_DOCUMENT_THREADS",
     )
     """CPU threads embedding documents being indexed, ONNX embedders only (`0`: one per usable
-    core; the torch embedder uses `RETRIEVAL_MODEL_THREADS` for both): that many forward passes
-    side by side, one thread each. One embeds about 320 memories a second on this project's 2-core
-    reference machine, two about 600: the 400 a second of sustained ingest need two (README:
-    Benchmarks). Queries still go first."""
+    core, at most 64; the torch embedder uses `RETRIEVAL_MODEL_THREADS` for both): that many
+    forward passes side by side, one thread each. One embeds about 320 memories a second on this
+    project's 2-core reference machine, two about 600: the 400 a second of sustained ingest need
+    two (README: Benchmarks). Queries still go first."""
 
     query_batch_wait_ms: float = Field(
         0, ge=0, le=1000, validation_alias="RETRIEVAL_QUERY_BATCH_WAIT_MS"

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,9 +17,6 @@ if TYPE_CHECKING:
 # package) loads a tokenizer; a deployment that sets it otherwise takes that risk knowingly.
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-# A cgroup v2 process's CPU quota ("max" or "<quota> <period>" in microseconds).
-CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
-
 
 class Embedder(Protocol):
     model_name: str
@@ -34,20 +30,6 @@ class Embedder(Protocol):
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Tokens of each text as the model sees it (truncated): what its forward pass costs."""
-
-
-def usable_cores(cpu_max: Path = CPU_MAX) -> int:
-    """The cores this process may run on, capped by its cgroup's CPU quota: a container limited
-    to two cores on a 64-core node sees 64 in `os.cpu_count()`, and 64 passes side by side there
-    would each get a thirty-second of a core (and a pass buffer each)."""
-    cores = len(os.sched_getaffinity(0))
-    try:
-        quota, period = cpu_max.read_text().split()
-        if quota != "max":
-            cores = min(cores, math.ceil(int(quota) / int(period)))
-    except (OSError, ValueError):
-        pass  # no cgroup v2 file (or an unreadable one): no quota to respect
-    return max(1, cores)
 
 
 def packaged_model_path() -> Path:

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from retrieval_service.embedding import hugepages, model_name, usable_cores
+from retrieval_service.embedding import hugepages, model_name
+from retrieval_service.embedding.cores import usable_cores
 
 if TYPE_CHECKING:
     from tokenizers import Encoding
@@ -36,7 +37,8 @@ _SMALL = 1 << 20
 # model's 256. Chunks of 64 memory-sized texts cost 3.6 ms of CPU per text in one pass, 2.9 in
 # passes of 256 tokens (192 and 384 within noise), one model thread.
 BATCH_TOKENS = 256
-# `0` threads resolves to the usable cores, at most this many (the settings' own cap).
+# `0` threads resolves to the usable cores, at most this many (each a pass buffer or an intra-op
+# thread; `RETRIEVAL_DOCUMENT_THREADS` allows no more either).
 MAX_RESOLVED_THREADS = 64
 # Encodings `token_counts` keeps for the forward pass that follows: two jobs of the largest
 # kind the sidecar takes (256 documents each) and room to spare.

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from retrieval_service.embedding import model_name, usable_cores
+from retrieval_service.embedding import model_name
 
 
 class SentenceTransformerEmbedder:
@@ -22,7 +22,8 @@ class SentenceTransformerEmbedder:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        torch.set_num_threads(threads or usable_cores())
+        if threads:  # 0: torch's own count (it follows OMP_NUM_THREADS and MKL_NUM_THREADS)
+            torch.set_num_threads(threads)
         self._model = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
         self._lock = threading.Lock()  # one forward pass at a time; torch uses the cores itself
         self._batch_size = batch_size

@@ -16,16 +16,13 @@ import numpy as np
 import pytest
 
 from retrieval_service.config import RetrievalSettings
-from retrieval_service.embedding import (
-    Embedder,
-    open_embedder,
-    packaged_model_path,
-    usable_cores,
-)
+from retrieval_service.embedding import Embedder, open_embedder, packaged_model_path
+from retrieval_service.embedding.cores import usable_cores
 from retrieval_service.embedding.export import is_current
 from retrieval_service.embedding.export import main as export_main
 from retrieval_service.embedding.onnx_runtime import (
     MANIFEST,
+    MAX_RESOLVED_THREADS,
     ExportMissing,
     OnnxEmbedder,
     default_export_dir,
@@ -245,7 +242,7 @@ def test_the_settings_choose_the_threads_and_a_one_thread_query_session_is_share
         monkeypatch.setenv(name, value)
     embedder = open_embedder(RetrievalSettings())
     assert isinstance(embedder, OnnxEmbedder)
-    cores = usable_cores()
+    cores = min(usable_cores(), MAX_RESOLVED_THREADS)
     expected = tuple(cores if count == "cores" else count for count in threads)
     assert (embedder.threads, embedder.document_threads) == expected
     assert len({id(embedder._session), id(embedder._document_session)}) == sessions
