@@ -108,9 +108,9 @@ class RetrievalSettings(ProcessSettings):
         le=1024,
         validation_alias="RETRIEVAL_MODEL_THREADS",
     )
-    """CPU threads of a query's forward pass (`0`: on ONNX, one per usable core, the CPU affinity
-    capped by the cgroup's CPU quota, at most 64; on torch, torch's own count). One leaves the
-    other core of a 2-core host to the memory service (measurements in the README)."""
+    """CPU threads of a query's forward pass (`0`: one per usable core, the CPU affinity capped
+    by the cgroup's CPU quota, at most 64 on ONNX; on torch, `OMP_NUM_THREADS` when set). One
+    leaves the other core of a 2-core host to the memory service (measurements in the README)."""
 
     document_threads: int = Field(
         2,

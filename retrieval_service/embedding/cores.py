@@ -29,7 +29,7 @@ def cpu_quota(root: Path = CGROUP_ROOT, membership: Path = MEMBERSHIP) -> int | 
     not exist under its own mount, whose root is then its cgroup: every existing level counts."""
     try:
         lines = membership.read_text().splitlines()
-    except OSError:
+    except (OSError, ValueError):  # a cgroup name that is not UTF-8: no quota found, no crash
         return None
     quotas: list[int] = []
     for line in lines:
@@ -68,7 +68,7 @@ def _v1(folder: Path) -> int | None:
     try:
         quota = (folder / "cpu.cfs_quota_us").read_text()
         period = (folder / "cpu.cfs_period_us").read_text()
-    except OSError:
+    except (OSError, ValueError):
         return None
     return _whole_cores(quota, period)
 
@@ -81,4 +81,4 @@ def _whole_cores(quota: str, period: str) -> int | None:
         return None
     if microseconds <= 0 or every <= 0:
         return None
-    return max(1, -(-microseconds // every))
+    return -(-microseconds // every)  # rounded up: at least one

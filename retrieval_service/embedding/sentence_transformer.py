@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from retrieval_service.embedding import model_name
+from retrieval_service.embedding.cores import usable_cores
 
 
 class SentenceTransformerEmbedder:
@@ -22,8 +23,10 @@ class SentenceTransformerEmbedder:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        if threads:  # 0: torch's own count (it follows OMP_NUM_THREADS and MKL_NUM_THREADS)
-            torch.set_num_threads(threads)
+        # 0: the usable cores (torch's own count ignores a container's CPU quota), unless
+        # OMP_NUM_THREADS says how many, which torch follows.
+        if threads or "OMP_NUM_THREADS" not in os.environ:
+            torch.set_num_threads(threads or usable_cores())
         self._model = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
         self._lock = threading.Lock()  # one forward pass at a time; torch uses the cores itself
         self._batch_size = batch_size

@@ -112,3 +112,51 @@ def test_without_an_affinity_call_the_machines_count_is_used(
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 6)
     assert usable_cores(tmp_path, tmp_path / "absent") == 6
+
+
+def test_a_smaller_quota_on_a_parent_beats_the_childs(tmp_path: Path) -> None:
+    """Stopping at the first quota found on the way up would read 4 here."""
+    root = tmp_path / "cgroup"
+    write(root / "a" / "b" / "cpu.max", "400000 100000\n")
+    write(root / "a" / "cpu.max", "100000 100000\n")
+    assert usable_cores(root, membership(tmp_path, "0::/a/b\n")) == 1
+
+
+def test_a_v1_pair_of_controllers_mounted_as_cpu_alone_is_found(tmp_path: Path) -> None:
+    root = tmp_path / "cgroup"
+    write(root / "cpu" / "cpu.cfs_quota_us", "200000\n")
+    write(root / "cpu" / "cpu.cfs_period_us", "100000\n")
+    assert usable_cores(root, membership(tmp_path, "3:cpuacct,cpu:/\n")) == 2
+
+
+def test_a_path_climbing_out_stays_under_the_mount(tmp_path: Path) -> None:
+    root = tmp_path / "cgroup"
+    write(tmp_path / "cpu.max", "100000 100000\n")  # above the mount: never read
+    write(root / "cpu.max", "max 100000\n")
+    assert usable_cores(root, membership(tmp_path, "0::/../..\n")) == 8
+
+
+def test_only_the_v2_line_reads_cpu_max(tmp_path: Path) -> None:
+    """A v1 hierarchy with no controllers named (`1::/x`) is not the unified one."""
+    root = tmp_path / "cgroup"
+    write(root / "cpu.max", "100000 100000\n")
+    assert usable_cores(root, membership(tmp_path, "1::/\n")) == 8
+
+
+def test_a_zero_quota_is_no_quota(tmp_path: Path) -> None:
+    root = tmp_path / "cgroup"
+    write(root / "cpu.max", "0 100000\n")
+    assert usable_cores(root, membership(tmp_path, "0::/\n")) == 8
+
+
+def test_at_least_one_core(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set())
+    assert usable_cores(tmp_path, tmp_path / "absent") == 1
+    monkeypatch.delattr(os, "sched_getaffinity")
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert usable_cores(tmp_path, tmp_path / "absent") == 1
+
+
+def test_a_cgroup_name_that_is_not_utf8_finds_no_quota(tmp_path: Path) -> None:
+    (tmp_path / "proc-cgroup").write_bytes(b"0::/caf\xe9\n")
+    assert usable_cores(tmp_path / "cgroup", tmp_path / "proc-cgroup") == 8
