@@ -93,19 +93,30 @@ def _recall(result: dict[str, Any]) -> tuple[str, bool | None]:
 
 
 def _down(result: dict[str, Any]) -> tuple[str, bool | None]:
+    """Met only when both halves were measured: hung callers answered by their deadline + 5 ms
+    (none missing it), and recall with the breaker open within 2 ms."""
     down = result["recall_sidecar_down"]
-    before, after = down["before_breaker_opens"], down["breaker_open"]
+    hung, after = down.get("hung_before_breaker_opens"), down["breaker_open"]
     parts = []
-    met = True
-    if before:
-        parts.append(f"before the breaker opens p95 {before['p95_ms']:.1f} ms")
-        met = met and before["p95_ms"] <= down["deadline_ms"] + 5
+    met = bool(hung) and bool(after)
+    if hung:
+        deadline = down["deadline_ms"]
+        missed = down["hung_missed_deadline"]
+        parts.append(
+            f"hung, before the breaker opens p95 {hung['p95_ms']:.0f} ms"
+            f" of a {deadline:.0f} ms deadline ({missed} missed it)"
+        )
+        met = met and hung["p95_ms"] <= deadline + 5 and missed == 0
+    else:
+        parts.append("hung: not measured")
     if after:
         cpu = down.get("breaker_open_server_cpu_ms_per_call")
         served = f" (server CPU {cpu:.2f} ms a call)" if cpu is not None else ""
         parts.append(f"breaker open p95 {after['p95_ms']:.1f} ms{served}")
         met = met and after["p95_ms"] <= 2
-    return "; ".join(parts) or "no samples", met and bool(after)
+    else:
+        parts.append("breaker open: not measured")
+    return "; ".join(parts), met
 
 
 def _ingest_fallback(result: dict[str, Any]) -> tuple[str, bool | None]:

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import grpc
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import memory_pb2 as pb
 from crmmem.memory.v1 import memory_service_pb2 as svc
@@ -198,14 +199,49 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure_degraded(
-    server: ServerProcess, open_calls: int = 300, max_calls: int = 400
-) -> tuple[list[float], list[float], float]:
-    """Recall latency while the sidecar is down, before and after the breaker opens, and the
-    memory service's CPU per breaker-open call (its background work in that time included):
-    300 of those, so the p95 is not the third slowest of a few dozen."""
+HUNG_CALLERS = 8
+HUNG_DEADLINE_S = 1.0
+
+
+def measure_hung(server: ServerProcess, sidecar_pid: int) -> tuple[list[float], int]:
+    """Recall while the sidecar hangs (SIGSTOP: connected, answering nothing), before the breaker
+    opens: `HUNG_CALLERS` callers at once, each with a deadline of `HUNG_DEADLINE_S`, each
+    answered degraded; returns their latencies and how many of them missed their deadline.
+    (A killed sidecar refuses connections, which the health poll sees within 0.2 s and opens
+    the breaker on: a hang is the case where a caller waits, and what the budget is about.)"""
+    clients = [server.client(f"tenant-{n}", "user-0") for n in range(HUNG_CALLERS)]
+    gate = threading.Barrier(HUNG_CALLERS + 1)
+
+    def call(client: Client) -> float | bool | None:
+        gate.wait()
+        started = time.perf_counter()
+        try:
+            reply = client.memories.RecallMemories(
+                svc.RecallMemoriesRequest(query="anything"), timeout=HUNG_DEADLINE_S
+            )
+        except grpc.RpcError:
+            return False  # the caller's deadline passed before an answer
+        assert reply.degraded
+        # One let through after the breaker opened did not wait: not a sample of the hang.
+        return None if "breaker" in reply.degraded_reason else time.perf_counter() - started
+
+    os.kill(sidecar_pid, signal.SIGSTOP)
+    with ThreadPoolExecutor(HUNG_CALLERS) as pool:
+        futures = [pool.submit(call, client) for client in clients]
+        gate.wait()
+        results = [future.result() for future in futures]
+    missed = sum(r is False for r in results)
+    return [r for r in results if isinstance(r, float)], missed
+
+
+def measure_breaker_open(
+    server: ServerProcess, calls: int = 300, max_calls: int = 400
+) -> tuple[list[float], float]:
+    """Recall latency with the breaker open, and the memory service's CPU per call (its
+    background work in that time included): 300 of those, so the p95 is not the third slowest
+    of a few dozen."""
     client = server.client("tenant-0", "user-0")
-    before, after = [], []
+    samples = []
     cpu = 0.0
     for _ in range(max_calls):
         cpu_before = process_cpu_seconds(server.process.pid)
@@ -216,13 +252,11 @@ def measure_degraded(
         elapsed = time.perf_counter() - started
         assert reply.degraded
         if "breaker" in reply.degraded_reason:
-            after.append(elapsed)
+            samples.append(elapsed)
             cpu += process_cpu_seconds(server.process.pid) - cpu_before
-            if len(after) >= open_calls:
+            if len(samples) >= calls:
                 break
-        else:
-            before.append(elapsed)
-    return before, after, cpu / max(len(after), 1)
+    return samples, cpu / max(len(samples), 1)
 
 
 def seed_store(server: ServerProcess, memories: int, tenants: int, seed: int) -> float:
@@ -263,8 +297,9 @@ def run(
     seed: int = 7,
 ) -> dict[str, Any]:
     """Seed, wait for the index, measure the sidecar alone and recall, ingest on top (with its
-    index lag), then kill the sidecar and measure recall degraded, before and after the
-    breaker opens. Default settings except the breaker's reset, held open for the last part."""
+    index lag), then hang the sidecar (SIGSTOP) and measure recall degraded before the breaker
+    opens, and kill it and measure recall with the breaker open. Default settings except the
+    breaker's reset, held open for the last part."""
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         sidecar = start_sidecar(workdir)
@@ -292,9 +327,10 @@ def run(
             watcher.join(timeout=max(120, ingest_memories / 50))
             stop.set()
             lags = index_lags(commits, watched[0] if watched else [], memories)
+            hung, hung_missed = measure_hung(memory, sidecar.process.pid)
             os.kill(sidecar.process.pid, signal.SIGKILL)
             sidecar.process.wait()
-            before_breaker, with_breaker, open_cpu = measure_degraded(memory)
+            with_breaker, open_cpu = measure_breaker_open(memory)
         finally:
             memory.stop()
             sidecar.stop()
@@ -323,10 +359,12 @@ def run(
             "indexed": (watched[0][-1][1] - memories if watched and watched[0] else 0),
         },
         "recall_sidecar_down": {
-            "before_breaker_opens": summary_ms(before_breaker) if before_breaker else {},
+            "hung_before_breaker_opens": summary_ms(hung) if hung else {},
+            "hung_callers": HUNG_CALLERS,
+            "hung_missed_deadline": hung_missed,
             "breaker_open": summary_ms(with_breaker) if with_breaker else {},
             "breaker_open_server_cpu_ms_per_call": round(open_cpu * 1000, 3),
-            "deadline_ms": 5000,  # MEMORY_RECALL_TIMEOUT_MS default
+            "deadline_ms": HUNG_DEADLINE_S * 1000,  # each hung caller's own deadline
         },
         "budgets": {
             "recall_p95_ms": 15,
