@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -199,39 +200,95 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-HUNG_CALLERS = 8
+HUNG_CALLERS = 8  # half with a deadline of their own, half without
 HUNG_DEADLINE_S = 1.0
+RECALL_TIMEOUT_S = 5.0  # MEMORY_RECALL_TIMEOUT_MS at its default: a caller without a deadline
+BREAKER_WARM_UP_CALLS = 20
 
 
-def measure_hung(server: ServerProcess, sidecar_pid: int) -> tuple[list[float], int]:
-    """Recall while the sidecar hangs (SIGSTOP: connected, answering nothing), before the breaker
-    opens: `HUNG_CALLERS` callers at once, each with a deadline of `HUNG_DEADLINE_S`, each
-    answered degraded; returns their latencies and how many of them missed their deadline.
-    (A killed sidecar refuses connections, which the health poll sees within 0.2 s and opens
-    the breaker on: a hang is the case where a caller waits, and what the budget is about.)"""
+@dataclass
+class HungRecall:
+    """Recall while the sidecar hangs, before the breaker opens: how long each caller waited,
+    by whether it set a deadline, and the callers that did not wait for the hang (refused by an
+    already open breaker) or whose deadline passed without an answer."""
+
+    with_deadline: list[float] = field(default_factory=list)
+    without_deadline: list[float] = field(default_factory=list)
+    refused: int = 0
+    missed_deadline: int = 0
+
+
+def wait_stopped(pid: int, timeout: float = 10) -> None:
+    """Until the kernel shows the process stopped (a signal is delivered asynchronously)."""
+    until = time.monotonic() + timeout
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T":
+        if time.monotonic() > until:
+            raise RuntimeError(f"process {pid} did not stop")
+        time.sleep(0.005)
+
+
+def measure_hung(server: ServerProcess, sidecar_pid: int, tenants: int) -> HungRecall:
+    """Recall while the sidecar hangs (SIGSTOP: connected, answering nothing). Each of the
+    callers first recalls with the sidecar answering (the breaker is closed and their channels
+    are open), then all start at once after the stop: half with a deadline of `HUNG_DEADLINE_S`,
+    half without one (the search then waits the service's own timeout). Each must be answered
+    degraded, within its deadline + 5 ms. A killed sidecar refuses connections, which the health
+    poll sees within 0.2 s and opens the breaker on: a hang is the case where a caller waits.
+    The sidecar is killed before this returns or raises (a stopped one ignores SIGTERM)."""
+    if tenants < HUNG_CALLERS:
+        raise ValueError(f"the hung-sidecar part needs at least {HUNG_CALLERS} tenants")
     clients = [server.client(f"tenant-{n}", "user-0") for n in range(HUNG_CALLERS)]
-    gate = threading.Barrier(HUNG_CALLERS + 1)
+    request = svc.RecallMemoriesRequest(query="pricing")
+    for client in clients:
+        if client.memories.RecallMemories(request, timeout=10).degraded:
+            raise RuntimeError("recall is degraded before the sidecar was stopped")
+    gate = threading.Barrier(HUNG_CALLERS + 1, timeout=30)
 
-    def call(client: Client) -> float | bool | None:
+    def call(n: int) -> tuple[str, float]:
+        """("waited", seconds), ("refused", 0) or ("missed", 0)."""
         gate.wait()
         started = time.perf_counter()
-        try:
-            reply = client.memories.RecallMemories(
-                svc.RecallMemoriesRequest(query="anything"), timeout=HUNG_DEADLINE_S
-            )
-        except grpc.RpcError:
-            return False  # the caller's deadline passed before an answer
-        assert reply.degraded
-        # One let through after the breaker opened did not wait: not a sample of the hang.
-        return None if "breaker" in reply.degraded_reason else time.perf_counter() - started
+        if n % 2 == 0:
+            try:
+                reply = clients[n].memories.RecallMemories(request, timeout=HUNG_DEADLINE_S)
+            except grpc.RpcError as error:
+                if error.code() is not grpc.StatusCode.DEADLINE_EXCEEDED:
+                    raise
+                return "missed", 0.0
+        else:  # no deadline sent; the bench still gives up, far past the budget
+            pending = clients[n].memories.RecallMemories.future(request)
+            try:
+                reply = pending.result(timeout=RECALL_TIMEOUT_S + 5)
+            except grpc.FutureTimeoutError:
+                pending.cancel()  # type: ignore[no-untyped-call]
+                return "missed", 0.0
+        elapsed = time.perf_counter() - started
+        if not reply.degraded:
+            raise RuntimeError("a hung sidecar answered a recall")
+        if "breaker" in reply.degraded_reason:
+            return "refused", 0.0  # did not wait for the hang: not a sample of it
+        return "waited", elapsed
 
-    os.kill(sidecar_pid, signal.SIGSTOP)
-    with ThreadPoolExecutor(HUNG_CALLERS) as pool:
-        futures = [pool.submit(call, client) for client in clients]
-        gate.wait()
-        results = [future.result() for future in futures]
-    missed = sum(r is False for r in results)
-    return [r for r in results if isinstance(r, float)], missed
+    try:
+        with ThreadPoolExecutor(HUNG_CALLERS) as pool:
+            futures = [pool.submit(call, n) for n in range(HUNG_CALLERS)]
+            try:
+                os.kill(sidecar_pid, signal.SIGSTOP)
+                wait_stopped(sidecar_pid)
+            finally:
+                gate.wait()  # released even when the stop failed, so no caller waits forever
+            outcomes = [future.result() for future in futures]
+    finally:
+        os.kill(sidecar_pid, signal.SIGKILL)
+    result = HungRecall()
+    for n, (kind, elapsed) in enumerate(outcomes):
+        if kind == "waited":
+            (result.with_deadline if n % 2 == 0 else result.without_deadline).append(elapsed)
+        elif kind == "refused":
+            result.refused += 1
+        else:
+            result.missed_deadline += 1
+    return result
 
 
 def measure_breaker_open(
@@ -239,19 +296,21 @@ def measure_breaker_open(
 ) -> tuple[list[float], float]:
     """Recall latency with the breaker open, and the memory service's CPU per call (its
     background work in that time included): 300 of those, so the p95 is not the third slowest
-    of a few dozen."""
+    of a few dozen. The first few calls after the kill are not counted (recall queues index
+    checks of the tenants the hung callers asked for, which then fail at once)."""
     client = server.client("tenant-0", "user-0")
     samples = []
     cpu = 0.0
-    for _ in range(max_calls):
+    for n in range(max_calls):
         cpu_before = process_cpu_seconds(server.process.pid)
         started = time.perf_counter()
         reply = client.memories.RecallMemories(
             svc.RecallMemoriesRequest(query="anything"), timeout=5
         )
         elapsed = time.perf_counter() - started
-        assert reply.degraded
-        if "breaker" in reply.degraded_reason:
+        if not reply.degraded:
+            raise RuntimeError("a killed sidecar answered a recall")
+        if "breaker" in reply.degraded_reason and n >= BREAKER_WARM_UP_CALLS:
             samples.append(elapsed)
             cpu += process_cpu_seconds(server.process.pid) - cpu_before
             if len(samples) >= calls:
@@ -327,8 +386,7 @@ def run(
             watcher.join(timeout=max(120, ingest_memories / 50))
             stop.set()
             lags = index_lags(commits, watched[0] if watched else [], memories)
-            hung, hung_missed = measure_hung(memory, sidecar.process.pid)
-            os.kill(sidecar.process.pid, signal.SIGKILL)
+            hung = measure_hung(memory, sidecar.process.pid, tenants)
             sidecar.process.wait()
             with_breaker, open_cpu = measure_breaker_open(memory)
         finally:
@@ -359,12 +417,18 @@ def run(
             "indexed": (watched[0][-1][1] - memories if watched and watched[0] else 0),
         },
         "recall_sidecar_down": {
-            "hung_before_breaker_opens": summary_ms(hung) if hung else {},
-            "hung_callers": HUNG_CALLERS,
-            "hung_missed_deadline": hung_missed,
+            "hung": {
+                "callers": HUNG_CALLERS,
+                "with_deadline_ms": sorted(round(s * 1000, 1) for s in hung.with_deadline),
+                "deadline_ms": HUNG_DEADLINE_S * 1000,
+                "without_deadline_ms": sorted(round(s * 1000, 1) for s in hung.without_deadline),
+                "recall_timeout_ms": RECALL_TIMEOUT_S * 1000,
+                "refused_by_open_breaker": hung.refused,
+                "missed_deadline": hung.missed_deadline,
+            },
             "breaker_open": summary_ms(with_breaker) if with_breaker else {},
+            "breaker_open_calls_wanted": 300,
             "breaker_open_server_cpu_ms_per_call": round(open_cpu * 1000, 3),
-            "deadline_ms": HUNG_DEADLINE_S * 1000,  # each hung caller's own deadline
         },
         "budgets": {
             "recall_p95_ms": 15,

@@ -93,8 +93,8 @@ class Settings(ProcessSettings):
     """The sidecar; `none` (or empty) turns search off (recall always degraded)."""
 
     recall_timeout_ms: float = Field(5000, gt=0, validation_alias="MEMORY_RECALL_TIMEOUT_MS")
-    """Longest a sidecar search may take (the caller's deadline, less the margin, may shorten
-    it)."""
+    """A recall's deadline when the caller sets none, from its arrival (the search gives up
+    early enough to reply by then), and the longest any search waits."""
 
     recall_margin_ms: float = Field(50, ge=0, validation_alias="MEMORY_RECALL_MARGIN_MS")
     """Least time kept before the caller's deadline for validation and the reply."""

@@ -226,15 +226,17 @@ class RetrievalClient:
         limit: int,
         scopes: Sequence[tuple[str, str]],
         deadline: float | None,
+        own_deadline: bool = False,
     ) -> list[Candidate]:
         """Candidates by `deadline` (a `time.monotonic()` instant the caller's reply needs the
         answer by) or within our own timeout, whichever comes first."""
         timeout = self._timeout
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
-        # A deadline shorter than our own timeout is the caller's choice: missing it says nothing
-        # about the sidecar (one tenant's impatient calls must not open the breaker for all).
-        cut_by_caller = timeout < self._timeout
+        # A caller's deadline shorter than our own timeout is the caller's choice: missing it
+        # says nothing about the sidecar (one tenant's impatient calls must not open the breaker
+        # for all). Our own timeout, less the time to reply, is not.
+        cut_by_caller = timeout < self._timeout and not own_deadline
         if timeout <= 0:
             raise SearchUnavailable("no time left before the caller's deadline")
         if not self.breaker.allow():

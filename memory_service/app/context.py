@@ -6,6 +6,7 @@ ProposeMemory and CreateOverride: writes under the request id. Reading overrides
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -53,7 +54,7 @@ class BuildContext:
         deadline: float | None,
     ) -> BuiltContext:
         """`query` empty: no recall. `deadline` is a `time.monotonic()` instant."""
-
+        arrived = time.monotonic()
         built = self._tx.read(identity, lambda uow: self._builder.build(uow, identity, request))
         outcome = None
         if query:
@@ -65,6 +66,7 @@ class BuildContext:
                 deadline,
                 within=built.allowed,
                 scopes=scope_selectors(built.allowed),
+                arrived=arrived,
             )
         result = BuiltContext(built, outcome)
         used = (item.memory.id for item in result.context.memories)

@@ -15,6 +15,7 @@ import threading
 import time
 from collections import deque
 from contextlib import nullcontext
+from dataclasses import dataclass
 from datetime import datetime
 
 from opentelemetry import metrics, trace
@@ -102,6 +103,15 @@ def _size(visibility: Visibility) -> int:
     return 1 + len(visibility.customer_ids or ())
 
 
+@dataclass(frozen=True)
+class Due:
+    """When a recall's reply is due (a `time.monotonic()` instant), and whether that is the
+    service's own timeout rather than the caller's deadline."""
+
+    at: float
+    own: bool
+
+
 class Recaller:
     def __init__(
         self,
@@ -131,9 +141,15 @@ class Recaller:
         hint: ScopeHint | None = None,
         within: Visibility | None = None,
         scopes: list[tuple[str, str]] | None = None,
+        arrived: float | None = None,
     ) -> RecallResult | SearchUnavailable:
         """`scopes` already resolved by the caller (a context's, read in its own transaction),
         else built from what the caller can see (`_own_scopes`).
+
+        A caller without a deadline has the search timeout as one, counted from `arrived` (when
+        the use case started; now if not given): the search gives up early enough for the
+        reply to be sent by then, as under a caller's deadline, so a hung sidecar costs such a
+        caller the timeout and not the timeout plus the reply.
 
         A search that would be refused anyway (turned off, the breaker open) answers degraded
         before anything else, any read included: recall with the sidecar down costs no more than
@@ -143,9 +159,13 @@ class Recaller:
             return SearchUnavailable(SEARCH_OFF)
         if refused := self.search.refusal():
             return SearchUnavailable(refused)
+        own = deadline is None
+        if deadline is None:
+            deadline = (arrived or time.monotonic()) + self.search.search_timeout
+        due = Due(deadline, own)
         if scopes is None:
-            return self._own_scopes(identity, query, limit, instant, deadline, hint)
-        found = self._search(identity, query, limit, deadline, scopes)
+            return self._own_scopes(identity, query, limit, instant, due, hint)
+        found = self._search(identity, query, limit, due, scopes)
         if isinstance(found, SearchUnavailable):
             return found
         result = self._validate(identity, found, instant, hint, limit, within, None)
@@ -158,7 +178,7 @@ class Recaller:
         query: str,
         limit: int,
         instant: datetime,
-        deadline: float | None,
+        due: Due,
         hint: ScopeHint,
     ) -> RecallResult | SearchUnavailable:
         """Searches with the filter of what the caller could last see, and validates in one
@@ -175,7 +195,7 @@ class Recaller:
             scopes = self.recall.search_scopes(visibility, hint)
             found: list[Candidate] = []
             if scopes is not None:
-                candidates = self._search(identity, query, limit, deadline, scopes)
+                candidates = self._search(identity, query, limit, due, scopes)
                 if isinstance(candidates, SearchUnavailable):
                     return candidates
                 found = candidates
@@ -228,7 +248,7 @@ class Recaller:
         identity: Identity,
         query: str,
         limit: int,
-        deadline: float | None,
+        due: Due,
         scopes: list[tuple[str, str]],
     ) -> list[Candidate] | SearchUnavailable:
         """The sidecar's candidates, or why there are none to trust; runs outside any unit of
@@ -236,8 +256,7 @@ class Recaller:
         try:
             if self.search is None:
                 raise SearchUnavailable(SEARCH_OFF)
-            search_deadline = None if deadline is None else self._search_deadline(deadline)
-            wait_until = search_deadline or time.monotonic() + self.search.search_timeout
+            wait_until = self._search_deadline(due.at)
             if self.watch and (incomplete := self.watch.incomplete(identity.tenant_id, wait_until)):
                 raise SearchUnavailable(incomplete)
             searched_at = time.monotonic()
@@ -246,7 +265,8 @@ class Recaller:
                 query,
                 min(limit * CANDIDATE_OVERFETCH, MAX_CANDIDATES),
                 scopes,
-                search_deadline,
+                wait_until,
+                own_deadline=due.own,
             )
             # An empty list is only said with confidence after a check the search preceded.
             if not candidates and self.watch:

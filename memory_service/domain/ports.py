@@ -505,8 +505,11 @@ class Search(Protocol):
         limit: int,
         scopes: Sequence[tuple[str, str]],
         deadline: float | None,
+        own_deadline: bool = False,
     ) -> list[Candidate]:
-        """Candidates by `deadline` (a `time.monotonic()` instant); `SearchUnavailable` else."""
+        """Candidates by `deadline` (a `time.monotonic()` instant); `SearchUnavailable` else.
+        `own_deadline`: the deadline comes from `search_timeout` (the caller set none), so
+        missing it says the sidecar is slow, where missing a caller's shorter one need not."""
 
     def tenant_points(self, tenant_id: str) -> int:
         """How many entries the index holds for the tenant."""

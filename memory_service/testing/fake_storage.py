@@ -1053,6 +1053,7 @@ class FakeSearch:
         limit: int,
         scopes: Sequence[tuple[str, str]],
         deadline: float | None,
+        own_deadline: bool = False,
     ) -> list[Candidate]:
         words = set(query.lower().split())
         tables = self._database.tenants.get(tenant_id, TenantTables())

@@ -46,6 +46,7 @@ class _Search:
         limit: int,
         scopes: Sequence[tuple[str, str]],
         deadline: float | None,
+        own_deadline: bool = False,
     ) -> list[Candidate]:
         self.filters.append(list(scopes))
         wanted = set(scopes)

@@ -30,6 +30,7 @@ class _StandIn(pb_grpc.RetrievalServiceServicer, health_pb2_grpc.HealthServicer)
         self.released = threading.Event()
         self.seen_serving = threading.Event()  # the client's health poll has seen SERVING
         self.search_delay = 0.0
+        self.address = ""
 
     def Search(self, request: pb.SearchRequest, context: Any) -> pb.SearchResponse:
         if self.hung.is_set():
@@ -51,7 +52,8 @@ def sidecar() -> Iterator[tuple[_StandIn, RetrievalClient]]:
     health_pb2_grpc.add_HealthServicer_to_server(stand_in, server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    client = RetrievalClient(f"127.0.0.1:{port}", "s" * 32, 5.0, CircuitBreaker())
+    stand_in.address = f"127.0.0.1:{port}"
+    client = RetrievalClient(stand_in.address, "s" * 32, 5.0, CircuitBreaker())
     client.on_serving(stand_in.seen_serving.set)
     client.start()
     try:
@@ -125,3 +127,24 @@ def test_once_a_search_missed_and_the_health_check_is_silent_no_caller_waits(
     # interval (however long the machine took to send it), no caller is sent to wait.
     eventually(silent_since_the_miss(client), 10, "no health check was sent after the miss")
     assert client.refusal() is not None
+
+
+@pytest.mark.parametrize(("own_deadline", "opens"), [(True, True), (False, False)])
+def test_missing_the_services_own_timeout_counts_against_the_sidecar_a_callers_does_not(
+    sidecar: tuple[_StandIn, RetrievalClient], own_deadline: bool, opens: bool
+) -> None:
+    """A caller without a deadline searches until the service's own timeout less the time to
+    reply: its misses say the sidecar is slow (as a full timeout's would), where a caller's
+    own shorter deadline says nothing about it."""
+    stand_in, _ = sidecar
+    client = RetrievalClient(stand_in.address, "s" * 32, 0.3, CircuitBreaker())
+    try:
+        stand_in.search_delay = 0.5  # answers its health, every search late
+        for _ in range(5):  # the breaker's least window
+            with pytest.raises(SearchUnavailable, match="DEADLINE_EXCEEDED"):
+                client.search(
+                    "t-1", "meetings", 10, [], time.monotonic() + 0.2, own_deadline=own_deadline
+                )
+        assert (client.refusal() is not None) is opens
+    finally:
+        client.close()

@@ -5,6 +5,7 @@ And validation asks for the candidates' customer grants at once, not one query e
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
@@ -49,6 +50,7 @@ class _Search:
         self._fail = fail
         self._refused = refused
         self.open_during_search: list[int] = []
+        self.deadlines: list[tuple[float | None, bool]] = []
 
     def refusal(self) -> str | None:
         return self._refused
@@ -60,8 +62,10 @@ class _Search:
         limit: int,
         scopes: Sequence[tuple[str, str]],
         deadline: float | None,
+        own_deadline: bool = False,
     ) -> list[Candidate]:
         self.open_during_search.append(self._units.open)
+        self.deadlines.append((deadline, own_deadline))
         if self._fail:
             raise SearchUnavailable("sidecar down")
         return [Candidate("m-1", 0.9, 1)]
@@ -199,3 +203,23 @@ def test_validation_asks_for_every_candidates_customer_grant_in_one_query() -> N
     assert sorted(m.scope.id for m, _ in result.memories) == ["cust-0"] * 2 + ["cust-1"] * 2
     assert result.candidate_count == 4  # the others are somebody else's: not even counted
     assert (grants.at_once, grants.one_by_one) == (1, 0)
+
+
+def test_a_caller_without_a_deadline_has_the_search_timeout_as_one() -> None:
+    """Its search gives up in time to answer by the timeout (as under a caller's deadline), and
+    is marked the service's own, so missing it counts against the sidecar; a caller's deadline
+    is not marked. Fails on a main that searched the whole timeout and replied after it."""
+    units = _Units()
+    search = _Search(units)
+    recaller, _ = _recaller(units, search)
+    arrived = time.monotonic()
+    recaller.run(IDENTITY, "meetings?", 5, utcnow(), None, arrived=arrived - 0.1)
+    recaller.run(IDENTITY, "meetings?", 5, utcnow(), arrived + 0.5)
+    (own_by, own), (callers_by, callers) = search.deadlines
+    assert own is True
+    assert own_by is not None
+    # counted from when the call arrived, less the time kept to reply
+    assert own_by < arrived - 0.1 + search.search_timeout - recaller.margin.seconds(0.9) + 0.01
+    assert callers is False
+    assert callers_by is not None
+    assert callers_by < arrived + 0.5
