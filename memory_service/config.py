@@ -97,7 +97,8 @@ class Settings(ProcessSettings):
     early enough to reply by then), and the longest any search waits."""
 
     recall_margin_ms: float = Field(50, ge=0, validation_alias="MEMORY_RECALL_MARGIN_MS")
-    """Least time kept before the caller's deadline for validation and the reply."""
+    """Least time kept before a recall's deadline (the caller's, or the timeout for a caller
+    without one) for validation and the reply."""
 
     breaker_min_calls: int = Field(5, ge=1, validation_alias="MEMORY_BREAKER_MIN_CALLS")
     """The breaker judges the window only once it holds at least this many calls."""
@@ -211,6 +212,13 @@ class Settings(ProcessSettings):
             secret = dev_secret(settings.data_dir)
         if len(secret) < MIN_JWT_SECRET:
             raise ConfigError(f"MEMORY_JWT_SECRET must be at least {MIN_JWT_SECRET} characters")
+        if settings.recall_timeout_ms < 4 * settings.recall_margin_ms:
+            # A caller without a deadline searches the timeout less the margin; a search left
+            # less than three quarters of it would say nothing about the sidecar when it misses.
+            raise ConfigError(
+                f"MEMORY_RECALL_TIMEOUT_MS={settings.recall_timeout_ms:g} must be at least four "
+                f"times MEMORY_RECALL_MARGIN_MS={settings.recall_margin_ms:g}"
+            )
         retrieval_secret = ""
         if settings.retrieval_address and serving:
             retrieval_secret = settings.resolve_shared_secret(

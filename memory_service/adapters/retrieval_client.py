@@ -235,10 +235,10 @@ class RetrievalClient:
             timeout = min(timeout, deadline - time.monotonic())
         # A caller's deadline shorter than our own timeout is the caller's choice: missing it
         # says nothing about the sidecar (one tenant's impatient calls must not open the breaker
-        # for all). Our own timeout, less the time to reply, is not.
+        # for all). Our own, less the time to reply, is not (`own_deadline`).
         cut_by_caller = timeout < self._timeout and not own_deadline
         if timeout <= 0:
-            raise SearchUnavailable("no time left before the caller's deadline")
+            raise SearchUnavailable("no time left before the deadline")
         if not self.breaker.allow():
             raise SearchUnavailable(BREAKER_OPEN)
         request = pb.SearchRequest(

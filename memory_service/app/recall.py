@@ -59,6 +59,10 @@ class ReplyMargin:
         self._lock = threading.Lock()
         self._samples: deque[float] = deque(maxlen=samples)
 
+    @property
+    def floor(self) -> float:
+        return self._floor
+
     def observe(self, seconds: float) -> None:
         with self._lock:
             self._samples.append(seconds)
@@ -147,9 +151,9 @@ class Recaller:
         else built from what the caller can see (`_own_scopes`).
 
         A caller without a deadline has the search timeout as one, counted from `arrived` (when
-        the use case started; now if not given): the search gives up early enough for the
-        reply to be sent by then, as under a caller's deadline, so a hung sidecar costs such a
-        caller the timeout and not the timeout plus the reply.
+        the use case started; now if not given): the search gives up `MEMORY_RECALL_MARGIN_MS`
+        before it, so a hung sidecar costs such a caller the timeout and not the timeout plus
+        the reply.
 
         A search that would be refused anyway (turned off, the breaker open) answers degraded
         before anything else, any read included: recall with the sidecar down costs no more than
@@ -161,7 +165,8 @@ class Recaller:
             return SearchUnavailable(refused)
         own = deadline is None
         if deadline is None:
-            deadline = (arrived or time.monotonic()) + self.search.search_timeout
+            start = arrived if arrived is not None else time.monotonic()
+            deadline = start + self.search.search_timeout
         due = Due(deadline, own)
         if scopes is None:
             return self._own_scopes(identity, query, limit, instant, due, hint)
@@ -256,17 +261,23 @@ class Recaller:
         try:
             if self.search is None:
                 raise SearchUnavailable(SEARCH_OFF)
-            wait_until = self._search_deadline(due.at)
+            # The service's own deadline keeps only the floor for the reply: its timeout is a
+            # generous backstop, and slow validations (which raise the margin) must not starve
+            # every search after them, leaving nothing validated to bring the margin down.
+            wait_until = due.at - self.margin.floor if due.own else self._search_deadline(due.at)
             if self.watch and (incomplete := self.watch.incomplete(identity.tenant_id, wait_until)):
                 raise SearchUnavailable(incomplete)
             searched_at = time.monotonic()
+            # A search that misses nearly the whole timeout says the sidecar is slow; one that
+            # the work before it (a first read, a queued index check) left short says nothing.
+            full_timeout = self.search.search_timeout - 2 * self.margin.floor
             candidates = self.search.search(
                 identity.tenant_id,
                 query,
                 min(limit * CANDIDATE_OVERFETCH, MAX_CANDIDATES),
                 scopes,
                 wait_until,
-                own_deadline=due.own,
+                own_deadline=due.own and wait_until - searched_at >= full_timeout,
             )
             # An empty list is only said with confidence after a check the search preceded.
             if not candidates and self.watch:

@@ -18,6 +18,7 @@ MEMORY_CASES = [
     ("MEMORY_IDEMPOTENCY_TTL_HOURS", "12", "greater than or equal to 24"),
     ("MEMORY_BREAKER_FAILURE_RATE", "1.5", "less than or equal to 1"),
     ("MEMORY_RECALL_TIMEOUT_MS", "nan", "finite number"),
+    ("MEMORY_RECALL_TIMEOUT_MS", "100", "at least four times MEMORY_RECALL_MARGIN_MS"),
     ("MEMORY_DEV_MODE", "maybe", "expected one of"),
     ("MEMORY_LISTEN", "50051", "host:port"),
     ("MEMORY_RETRIEVAL_ADDRESS", "sidecar", "host:port"),

@@ -74,3 +74,13 @@ def test_a_secret_is_never_quoted_in_the_error(clean_env: pytest.MonkeyPatch) ->
         Settings.from_env()
     assert "hunter2" not in str(raised.value)
     assert "MEMORY_DATABASE_URL" in str(raised.value)
+
+
+def test_a_recall_timeout_the_reply_margin_would_eat_is_refused(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    clean_env.setenv("MEMORY_RECALL_TIMEOUT_MS", "150")
+    with pytest.raises(ConfigError, match="MEMORY_RECALL_TIMEOUT_MS=150 must be at least four"):
+        Settings.from_env()
+    clean_env.setenv("MEMORY_RECALL_MARGIN_MS", "30")
+    assert Settings.from_env().recall_timeout_seconds == 0.15

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
+from datetime import timedelta
 from typing import Any
 
 import grpc
@@ -18,8 +19,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from memory_service.adapters import retrieval_client
 from memory_service.adapters.retrieval_client import CircuitBreaker, RetrievalClient
+from memory_service.app.recall import Recaller
+from memory_service.app.transactions import Transactions
+from memory_service.domain.model import utcnow
 from memory_service.domain.ports import SearchUnavailable
 from tests.support.polling import eventually
+from tests.unit.test_recall_connections import IDENTITY, _Recall, _Units
 
 
 class _StandIn(pb_grpc.RetrievalServiceServicer, health_pb2_grpc.HealthServicer):  # type: ignore[misc]
@@ -146,5 +151,25 @@ def test_missing_the_services_own_timeout_counts_against_the_sidecar_a_callers_d
                     "t-1", "meetings", 10, [], time.monotonic() + 0.2, own_deadline=own_deadline
                 )
         assert (client.refusal() is not None) is opens
+    finally:
+        client.close()
+
+
+def test_a_sidecar_answering_within_the_timeout_keeps_recall_on_for_callers_without_one(
+    sidecar: tuple[_StandIn, RetrievalClient],
+) -> None:
+    """Recall through the real client, callers setting no deadline, every search answered in
+    85% of the timeout: all answered, the breaker closed. (Searches given the timeout less a
+    share of it for the reply missed, and opened the breaker on a sidecar that was only slow.)"""
+    stand_in, _ = sidecar
+    client = RetrievalClient(stand_in.address, "s" * 32, 1.0, CircuitBreaker())
+    units = _Units()
+    recaller = Recaller(Transactions(units, timedelta(hours=1)), _Recall(units), client)  # type: ignore[arg-type]
+    try:
+        stand_in.search_delay = 0.85
+        for _ in range(5):  # the breaker's least window
+            outcome = recaller.run(IDENTITY, "meetings?", 5, utcnow(), None)
+            assert not isinstance(outcome, SearchUnavailable), outcome.reason
+        assert client.refusal() is None
     finally:
         client.close()

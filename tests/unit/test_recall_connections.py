@@ -12,6 +12,8 @@ from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from memory_service.app.context import BuildContext
 from memory_service.app.recall import Recaller
 from memory_service.app.transactions import Transactions
@@ -206,20 +208,75 @@ def test_validation_asks_for_every_candidates_customer_grant_in_one_query() -> N
 
 
 def test_a_caller_without_a_deadline_has_the_search_timeout_as_one() -> None:
-    """Its search gives up in time to answer by the timeout (as under a caller's deadline), and
-    is marked the service's own, so missing it counts against the sidecar; a caller's deadline
-    is not marked. Fails on a main that searched the whole timeout and replied after it."""
+    """Counted from its arrival, less only the floor kept to reply, and marked the service's
+    own, so missing it counts against the sidecar; a caller's deadline is not marked."""
     units = _Units()
     search = _Search(units)
     recaller, _ = _recaller(units, search)
     arrived = time.monotonic()
-    recaller.run(IDENTITY, "meetings?", 5, utcnow(), None, arrived=arrived - 0.1)
+    recaller.run(IDENTITY, "meetings?", 5, utcnow(), None, arrived=arrived - 0.01)
     recaller.run(IDENTITY, "meetings?", 5, utcnow(), arrived + 0.5)
     (own_by, own), (callers_by, callers) = search.deadlines
     assert own is True
-    assert own_by is not None
-    # counted from when the call arrived, less the time kept to reply
-    assert own_by < arrived - 0.1 + search.search_timeout - recaller.margin.seconds(0.9) + 0.01
+    assert own_by == pytest.approx(arrived - 0.01 + search.search_timeout - recaller.margin.floor)
     assert callers is False
     assert callers_by is not None
     assert callers_by < arrived + 0.5
+
+
+def test_slow_validations_do_not_starve_callers_without_a_deadline() -> None:
+    """The margin for a caller's deadline grows with slow validations (twice their p95); the
+    service's own deadline keeps only the floor, or a few slow reads would leave every later
+    search no time at all, and nothing validated would ever bring the margin down."""
+    units = _Units()
+    search = _Search(units)
+    recaller, _ = _recaller(units, search)
+    for _ in range(20):
+        recaller.margin.observe(search.search_timeout)
+    arrived = time.monotonic()
+    outcome = recaller.run(IDENTITY, "meetings?", 5, utcnow(), None, arrived=arrived)
+    assert isinstance(outcome, RecallResult)
+    ((own_by, own),) = search.deadlines
+    assert own is True
+    assert own_by == pytest.approx(arrived + search.search_timeout - recaller.margin.floor)
+
+
+def test_a_search_the_work_before_it_left_short_is_not_the_services_own() -> None:
+    """A slow first read of what the caller may see eats into the timeout: the search still
+    ends in time for the reply, but missing what is left says nothing about the sidecar."""
+    units = _Units()
+    search = _Search(units)
+    recaller, recall = _recaller(units, search)
+    slow_read = recall.visibility
+
+    def visibility(uow: object, identity: Identity) -> Visibility:
+        time.sleep(3 * recaller.margin.floor)
+        return slow_read(uow, identity)
+
+    recall.visibility = visibility  # type: ignore[method-assign]
+    arrived = time.monotonic()
+    recaller.run(IDENTITY, "meetings?", 5, utcnow(), None, arrived=arrived)
+    ((own_by, own),) = search.deadlines
+    assert own is False
+    assert own_by == pytest.approx(arrived + search.search_timeout - recaller.margin.floor)
+
+
+def test_build_context_counts_the_timeout_from_before_its_context_read() -> None:
+    units = _Units()
+    search = _Search(units)
+    recaller, _ = _recaller(units, search)
+
+    class _SlowBuilder:
+        def build(self, uow: object, identity: Identity, request: ContextRequest) -> Context:
+            time.sleep(3 * recaller.margin.floor)
+            context = Context(request.instant)
+            context.allowed = Visibility(frozenset({identity.user_id}), frozenset())
+            return context
+
+    build = BuildContext(Transactions(units, timedelta(hours=1)), _SlowBuilder(), recaller)  # type: ignore[arg-type]
+    before = time.monotonic()
+    build(IDENTITY, ContextRequest("", "", utcnow(), [], 10), "meetings?", 5, None)
+    ((own_by, own),) = search.deadlines
+    assert own is False  # the read took more than the floor's worth of the search's time
+    assert before + search.search_timeout - recaller.margin.floor <= own_by
+    assert own_by <= before + search.search_timeout - recaller.margin.floor + 0.02
