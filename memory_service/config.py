@@ -93,8 +93,8 @@ class Settings(ProcessSettings):
     """The sidecar; `none` (or empty) turns search off (recall always degraded)."""
 
     recall_timeout_ms: float = Field(5000, gt=0, validation_alias="MEMORY_RECALL_TIMEOUT_MS")
-    """A recall's deadline when the caller sets none, from its arrival (the search gives up
-    early enough to reply by then), and the longest any search waits."""
+    """A recall's deadline when the caller sets none, from the start of the recall (the search
+    gives up early enough to reply by then), and the longest any search waits."""
 
     recall_margin_ms: float = Field(50, ge=0, validation_alias="MEMORY_RECALL_MARGIN_MS")
     """Least time kept before a recall's deadline (the caller's, or the timeout for a caller
@@ -213,8 +213,8 @@ class Settings(ProcessSettings):
         if len(secret) < MIN_JWT_SECRET:
             raise ConfigError(f"MEMORY_JWT_SECRET must be at least {MIN_JWT_SECRET} characters")
         if settings.recall_timeout_ms < 4 * settings.recall_margin_ms:
-            # A caller without a deadline searches the timeout less the margin; a search left
-            # less than three quarters of it would say nothing about the sidecar when it misses.
+            # A caller without a deadline searches the timeout less the margin, and its miss
+            # counts against the sidecar only when the search had at least half the timeout.
             raise ConfigError(
                 f"MEMORY_RECALL_TIMEOUT_MS={settings.recall_timeout_ms:g} must be at least four "
                 f"times MEMORY_RECALL_MARGIN_MS={settings.recall_margin_ms:g}"

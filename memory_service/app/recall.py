@@ -52,16 +52,13 @@ class ReplyMargin:
     itself take tens of milliseconds (measured: up to 77 ms at load 20 on 2 cores)."""
 
     SHARE = 0.4
+    OWN_SHARE = 0.1
     SHARE_CAP = 0.2
 
     def __init__(self, floor: float = 0.05, samples: int = 200) -> None:
         self._floor = floor
         self._lock = threading.Lock()
         self._samples: deque[float] = deque(maxlen=samples)
-
-    @property
-    def floor(self) -> float:
-        return self._floor
 
     def observe(self, seconds: float) -> None:
         with self._lock:
@@ -72,6 +69,14 @@ class ReplyMargin:
             ordered = sorted(self._samples)
         validation = 2 * ordered[int(0.95 * (len(ordered) - 1))] if ordered else 0.0
         return max(self._floor, validation, min(self.SHARE * remaining, self.SHARE_CAP))
+
+    def own_seconds(self, remaining: float) -> float:
+        """The margin before the service's own deadline (a caller that set none): a smaller
+        share, since that timeout is the sidecar's too (a search answered in 80% of it is not
+        a miss), and without the validations' term, since a few slow validations would
+        otherwise starve every search after them, and nothing validated would bring the
+        margin down again."""
+        return max(self._floor, min(self.OWN_SHARE * remaining, self.SHARE_CAP))
 
 
 class SeenVisibility:
@@ -151,9 +156,9 @@ class Recaller:
         else built from what the caller can see (`_own_scopes`).
 
         A caller without a deadline has the search timeout as one, counted from `arrived` (when
-        the use case started; now if not given): the search gives up `MEMORY_RECALL_MARGIN_MS`
-        before it, so a hung sidecar costs such a caller the timeout and not the timeout plus
-        the reply.
+        the use case started; now if not given): the search gives up a margin before it
+        (`ReplyMargin.own_seconds`), so a hung sidecar costs such a caller the timeout and not
+        the timeout plus the reply.
 
         A search that would be refused anyway (turned off, the breaker open) answers degraded
         before anything else, any read included: recall with the sidecar down costs no more than
@@ -261,23 +266,22 @@ class Recaller:
         try:
             if self.search is None:
                 raise SearchUnavailable(SEARCH_OFF)
-            # The service's own deadline keeps only the floor for the reply: its timeout is a
-            # generous backstop, and slow validations (which raise the margin) must not starve
-            # every search after them, leaving nothing validated to bring the margin down.
-            wait_until = due.at - self.margin.floor if due.own else self._search_deadline(due.at)
+            margin = self.margin.own_seconds if due.own else self.margin.seconds
+            wait_until = due.at - margin(due.at - time.monotonic())
             if self.watch and (incomplete := self.watch.incomplete(identity.tenant_id, wait_until)):
                 raise SearchUnavailable(incomplete)
             searched_at = time.monotonic()
-            # A search that misses nearly the whole timeout says the sidecar is slow; one that
-            # the work before it (a first read, a queued index check) left short says nothing.
-            full_timeout = self.search.search_timeout - 2 * self.margin.floor
+            # Missing at least half the timeout says the sidecar is slow (it answers in
+            # milliseconds); a search the work before it (a slow first read, a queued index
+            # check) left less than that says little, and is excused like a caller's deadline.
+            own = due.own and wait_until - searched_at >= self.search.search_timeout / 2
             candidates = self.search.search(
                 identity.tenant_id,
                 query,
                 min(limit * CANDIDATE_OVERFETCH, MAX_CANDIDATES),
                 scopes,
                 wait_until,
-                own_deadline=due.own and wait_until - searched_at >= full_timeout,
+                own_deadline=own,
             )
             # An empty list is only said with confidence after a check the search preceded.
             if not candidates and self.watch:

@@ -508,8 +508,8 @@ class Search(Protocol):
         own_deadline: bool = False,
     ) -> list[Candidate]:
         """Candidates by `deadline` (a `time.monotonic()` instant); `SearchUnavailable` else.
-        `own_deadline`: the deadline is `search_timeout` (the caller set none), nearly all of
-        it left for the search, so missing it says the sidecar is slow, where missing a
+        `own_deadline`: the deadline is `search_timeout` (the caller set none), at least half
+        of it left for the search, so missing it says the sidecar is slow, where missing a
         caller's shorter deadline need not."""
 
     def tenant_points(self, tenant_id: str) -> int:

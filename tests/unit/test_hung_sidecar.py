@@ -159,17 +159,42 @@ def test_a_sidecar_answering_within_the_timeout_keeps_recall_on_for_callers_with
     sidecar: tuple[_StandIn, RetrievalClient],
 ) -> None:
     """Recall through the real client, callers setting no deadline, every search answered in
-    85% of the timeout: all answered, the breaker closed. (Searches given the timeout less a
-    share of it for the reply missed, and opened the breaker on a sidecar that was only slow.)"""
+    80% of the timeout: all answered, the breaker closed. (Searches given the timeout less the
+    share kept before a caller's deadline missed, and opened the breaker on a sidecar that was
+    only slow.)"""
     stand_in, _ = sidecar
     client = RetrievalClient(stand_in.address, "s" * 32, 1.0, CircuitBreaker())
     units = _Units()
     recaller = Recaller(Transactions(units, timedelta(hours=1)), _Recall(units), client)  # type: ignore[arg-type]
     try:
-        stand_in.search_delay = 0.85
+        stand_in.search_delay = 0.8
         for _ in range(5):  # the breaker's least window
             outcome = recaller.run(IDENTITY, "meetings?", 5, utcnow(), None)
             assert not isinstance(outcome, SearchUnavailable), outcome.reason
         assert client.refusal() is None
     finally:
+        client.close()
+
+
+@pytest.mark.parametrize("before_search", [0.0, 0.1])
+def test_searches_that_hang_behind_a_serving_health_open_the_breaker_for_callers_without_one(
+    sidecar: tuple[_StandIn, RetrievalClient], before_search: float
+) -> None:
+    """A wedged search path whose health still says SERVING: only the misses tell, so those of
+    callers without a deadline must count, work before the search (here 100 ms of a 1 s
+    timeout, more than the margin's floor) included."""
+    stand_in, _ = sidecar
+    client = RetrievalClient(stand_in.address, "s" * 32, 1.0, CircuitBreaker())
+    units = _Units()
+    recaller = Recaller(Transactions(units, timedelta(hours=1)), _Recall(units), client)  # type: ignore[arg-type]
+    try:
+        stand_in.search_delay = 3.0
+        for _ in range(5):  # the breaker's least window
+            arrived = time.monotonic() - before_search
+            outcome = recaller.run(IDENTITY, "meetings?", 5, utcnow(), None, arrived=arrived)
+            assert isinstance(outcome, SearchUnavailable)
+            assert "DEADLINE_EXCEEDED" in outcome.reason
+        assert client.refusal() is not None
+    finally:
+        stand_in.search_delay = 0.0
         client.close()
