@@ -199,7 +199,8 @@ class RetrievalClient:
 
     @property
     def search_timeout(self) -> float:
-        """How long a search may take when the caller set no deadline."""
+        """The longest any search may take, and a recall's deadline when the caller set
+        none."""
         return self._timeout
 
     def on_serving(self, callback: Callable[[], None]) -> None:
@@ -238,7 +239,11 @@ class RetrievalClient:
         # for all). Our own, less the time to reply, is not (`own_deadline`).
         cut_by_caller = timeout < self._timeout and not own_deadline
         if timeout <= 0:
-            raise SearchUnavailable("no time left before the deadline")
+            raise SearchUnavailable(
+                "no time left before the recall timeout"
+                if own_deadline
+                else "no time left before the caller's deadline"
+            )
         if not self.breaker.allow():
             raise SearchUnavailable(BREAKER_OPEN)
         request = pb.SearchRequest(

@@ -72,9 +72,9 @@ class ReplyMargin:
 
     def own_seconds(self, remaining: float) -> float:
         """The margin before the service's own deadline (a caller that set none): a smaller
-        share, since that timeout is the sidecar's too (a search answered in 80% of it is not
-        a miss), and without the validations' term, since a few slow validations would
-        otherwise starve every search after them, and nothing validated would bring the
+        share of the time left, since that timeout is the sidecar's too (at 5 s a search may
+        take 4.8 of them), and without the validations' term, since a few slow validations
+        would otherwise starve every search after them, and nothing validated would bring the
         margin down again."""
         return max(self._floor, min(self.OWN_SHARE * remaining, self.SHARE_CAP))
 
@@ -291,9 +291,6 @@ class Recaller:
         except SearchUnavailable as unavailable:
             return unavailable
         return candidates
-
-    def _search_deadline(self, deadline: float) -> float:
-        return deadline - self.margin.seconds(deadline - time.monotonic())
 
 
 def annotate(outcome: RecallResult | SearchUnavailable) -> None:

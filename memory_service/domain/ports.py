@@ -492,7 +492,8 @@ class Search(Protocol):
 
     @property
     def search_timeout(self) -> float:
-        """How long a search may take when the caller set no deadline."""
+        """The longest any search may take, and a recall's deadline when the caller set
+        none."""
 
     def refusal(self) -> str | None:
         """Why a search would be refused right now without being tried (the sidecar is known
@@ -508,9 +509,9 @@ class Search(Protocol):
         own_deadline: bool = False,
     ) -> list[Candidate]:
         """Candidates by `deadline` (a `time.monotonic()` instant); `SearchUnavailable` else.
-        `own_deadline`: the deadline is `search_timeout` (the caller set none), at least half
-        of it left for the search, so missing it says the sidecar is slow, where missing a
-        caller's shorter deadline need not."""
+        `own_deadline`: the deadline comes from `search_timeout` (the caller set none), with
+        at least half of it left for the search, so missing it says the sidecar is slow, where
+        missing a caller's shorter deadline need not."""
 
     def tenant_points(self, tenant_id: str) -> int:
         """How many entries the index holds for the tenant."""
