@@ -36,6 +36,7 @@ from crmmem.retrieval.v1 import retrieval_service_pb2 as rpb
 from bench.common import emit, start_memory_service, summary_ms
 from bench.corpus import QUERIES, memory_text
 from bench.import_bench import export_lines, timed_import
+from memory_service.config import Settings
 from tests.support.servers import (
     TEST_JWT_SECRET,
     TEST_RETRIEVAL_SECRET,
@@ -202,7 +203,8 @@ def process_cpu_seconds(pid: int) -> float:
 
 HUNG_CALLERS = 8  # half with a deadline of their own, half without
 HUNG_DEADLINE_S = 1.0
-RECALL_TIMEOUT_S = 5.0  # MEMORY_RECALL_TIMEOUT_MS at its default: a caller without a deadline
+# A caller without a deadline has MEMORY_RECALL_TIMEOUT_MS, at its default here.
+RECALL_TIMEOUT_S = Settings.model_fields["recall_timeout_ms"].default / 1000
 BREAKER_WARM_UP_CALLS = 20
 
 

@@ -143,19 +143,27 @@ def test_a_refused_search_answers_before_any_read() -> None:
     assert (units.opened, recall.calls, search.open_during_search) == (0, [], [])
 
 
+class _Builder:
+    """A context of the caller's own scope, built inside a read that takes `reading` seconds."""
+
+    def __init__(self, units: _Units, reading: float = 0.0) -> None:
+        self._units = units
+        self._reading = reading
+
+    def build(self, uow: object, identity: Identity, request: ContextRequest) -> Context:
+        assert self._units.open == 1
+        time.sleep(self._reading)
+        context = Context(request.instant)
+        context.allowed = Visibility(frozenset({identity.user_id}), frozenset())
+        return context
+
+
 def test_build_context_searches_after_its_read_is_released() -> None:
     units = _Units()
     search = _Search(units)
     recaller, recall = _recaller(units, search)
 
-    class _Builder:
-        def build(self, uow: object, identity: Identity, request: ContextRequest) -> Context:
-            assert units.open == 1
-            context = Context(request.instant)
-            context.allowed = Visibility(frozenset({identity.user_id}), frozenset())
-            return context
-
-    build = BuildContext(Transactions(units, timedelta(hours=1)), _Builder(), recaller)  # type: ignore[arg-type]
+    build = BuildContext(Transactions(units, timedelta(hours=1)), _Builder(units), recaller)  # type: ignore[arg-type]
     request = ContextRequest("", "", utcnow(), [], 10)
     built = build(IDENTITY, request, "meetings?", 5, None)
     assert isinstance(built.recall, RecallResult)
@@ -266,14 +274,8 @@ def test_build_context_counts_the_timeout_from_before_its_context_read() -> None
     search = _Search(units)
     recaller, _ = _recaller(units, search)
 
-    class _SlowBuilder:
-        def build(self, uow: object, identity: Identity, request: ContextRequest) -> Context:
-            time.sleep(0.15)
-            context = Context(request.instant)
-            context.allowed = Visibility(frozenset({identity.user_id}), frozenset())
-            return context
-
-    build = BuildContext(Transactions(units, timedelta(hours=1)), _SlowBuilder(), recaller)  # type: ignore[arg-type]
+    slow = _Builder(units, reading=0.15)
+    build = BuildContext(Transactions(units, timedelta(hours=1)), slow, recaller)  # type: ignore[arg-type]
     before = time.monotonic()
     build(IDENTITY, ContextRequest("", "", utcnow(), [], 10), "meetings?", 5, None)
     ((own_by, own),) = search.deadlines
