@@ -178,6 +178,7 @@ def build_server(
                 failure_rate=settings.breaker_failure_rate,
                 window_seconds=settings.breaker_window_seconds,
                 reset_seconds=settings.breaker_reset_seconds,
+                misses_in_a_row=settings.breaker_misses_in_a_row,
             ),
             tracer_provider,
         )

@@ -114,6 +114,11 @@ class Settings(ProcessSettings):
     )
     """The breaker's sliding window."""
 
+    breaker_misses_in_a_row: int = Field(2, ge=0, validation_alias="MEMORY_BREAKER_MISSES_IN_A_ROW")
+    """The breaker also opens once this many searches in a row, each given at least half of
+    `MEMORY_RECALL_TIMEOUT_MS`, missed it with no answer between them, however few calls the
+    window holds (0: only the window decides)."""
+
     breaker_reset_seconds: float = Field(2, ge=0, validation_alias="MEMORY_BREAKER_RESET_SECONDS")
     """How long the breaker stays open before one trial call (the sidecar reporting SERVING
     allows it at once)."""

@@ -82,6 +82,13 @@ class CircuitBreaker:
     once, so recall comes back as soon as the sidecar does. `trip()` (the health poll says the
     sidecar is down or stuck) opens it and holds back the trial while the poll keeps saying so:
     a trial against a stuck sidecar would cost its caller a whole timeout.
+
+    Only misses of the service's own timeout are recorded as SLOW (a caller's shorter deadline
+    says nothing about the sidecar), and a sidecar answers in milliseconds: `misses_in_a_row`
+    of those with no answer between them open it too, however few calls the window holds.
+    Without that, a sidecar that answers its health check but no search, asked by one caller
+    at a time, never fills the window (each miss takes seconds) and every caller waits the
+    whole timeout.
     """
 
     def __init__(
@@ -91,6 +98,7 @@ class CircuitBreaker:
         window_seconds: float = 10.0,
         reset_seconds: float = 2.0,
         window_calls: int = 20,
+        misses_in_a_row: int = 2,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._min_calls = max(1, min_calls)
@@ -102,6 +110,8 @@ class CircuitBreaker:
         self._outcomes: deque[tuple[float, Outcome]] = deque(maxlen=max(window_calls, min_calls))
         self._opened_at: float | None = None
         self._trial_running = False
+        self._misses_to_open = misses_in_a_row
+        self._misses = 0  # SLOW outcomes since the last answer
 
     @property
     def is_open(self) -> bool:
@@ -134,9 +144,17 @@ class CircuitBreaker:
                 if outcome is Outcome.OK:
                     self._opened_at = None
                     self._outcomes.clear()
+                    self._misses = 0
                 else:
                     self._opened_at = now
                 return
+            if outcome is Outcome.OK:
+                self._misses = 0
+            elif outcome is Outcome.SLOW:
+                self._misses += 1
+                if self._misses_to_open and self._misses >= self._misses_to_open:
+                    self._open(now)
+                    return
             self._outcomes.append((now, outcome))
             while self._outcomes and self._outcomes[0][0] < now - self._window:
                 self._outcomes.popleft()
@@ -144,7 +162,11 @@ class CircuitBreaker:
                 return
             score = sum(o.value for _, o in self._outcomes)
             if score >= self._rate * len(self._outcomes):
-                self._opened_at = now
+                self._open(now)
+
+    def _open(self, now: float) -> None:
+        self._opened_at = now
+        self._misses = 0
 
     def trip(self) -> None:
         """The sidecar is known to be down or stuck (its health said so): open, and restart the

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from memory_service.adapters.retrieval_client import CircuitBreaker, Outcome
 
 
@@ -23,6 +25,7 @@ def breaker(clock: Clock, **overrides: float) -> CircuitBreaker:
         "window_seconds": 10,
         "reset_seconds": 2,
         "window_calls": 20,
+        "misses_in_a_row": 2,
     }
     settings.update(overrides)
     return CircuitBreaker(
@@ -31,6 +34,7 @@ def breaker(clock: Clock, **overrides: float) -> CircuitBreaker:
         window_seconds=settings["window_seconds"],
         reset_seconds=settings["reset_seconds"],
         window_calls=int(settings["window_calls"]),
+        misses_in_a_row=int(settings["misses_in_a_row"]),
         clock=clock,
     )
 
@@ -44,7 +48,11 @@ def test_a_few_missed_deadlines_among_answers_never_open_it() -> None:
         assert b.allow()
         b.record(Outcome.SLOW if n % 3 == 0 else Outcome.OK)
     assert not b.is_open
-    # Even a run of misses, while most recent calls still answer, leaves it closed.
+    # The window alone (no rule on misses in a row): a run of misses while most recent calls
+    # still answer leaves it closed.
+    b = breaker(clock, misses_in_a_row=0)
+    for n in range(20):
+        b.record(Outcome.SLOW if n % 3 == 0 else Outcome.OK)
     for _ in range(9):
         b.record(Outcome.SLOW)
     assert not b.is_open
@@ -53,7 +61,7 @@ def test_a_few_missed_deadlines_among_answers_never_open_it() -> None:
 def test_missed_deadlines_alone_open_it_when_every_call_misses() -> None:
     """A hung sidecar answers nothing: then degraded recall should cost nothing too."""
     clock = Clock()
-    b = breaker(clock)
+    b = breaker(clock, misses_in_a_row=0)
     for _ in range(4):
         b.record(Outcome.SLOW)
         assert not b.is_open  # fewer than min_calls: not enough to judge
@@ -169,3 +177,58 @@ def test_refuses_says_what_allow_would_without_taking_the_trial() -> None:
     assert b.refuses()  # the trial is out: everybody else is refused
     b.record(Outcome.OK)
     assert not b.refuses()
+
+
+def test_missed_timeouts_in_a_row_open_it_however_few_calls_the_window_holds() -> None:
+    """One caller at a time against a sidecar that answers its health but no search: each
+    miss of the service's own timeout takes seconds, so the window never holds `min_calls` of
+    them; two in a row with no answer between them are enough."""
+    clock = Clock()
+    b = breaker(clock)
+    b.record(Outcome.SLOW)
+    clock.now += 5
+    assert not b.is_open
+    b.record(Outcome.SLOW)
+    assert b.is_open
+
+
+def test_an_answer_between_two_missed_timeouts_keeps_it_closed() -> None:
+    clock = Clock()
+    b = breaker(clock)
+    for _ in range(10):
+        b.record(Outcome.SLOW)
+        clock.now += 5
+        b.record(Outcome.OK)
+    assert not b.is_open
+    # A failure is no answer: it does not break the run.
+    b.record(Outcome.SLOW)
+    b.record(Outcome.FAILED)
+    assert not b.is_open
+    b.record(Outcome.SLOW)
+    assert b.is_open
+
+
+def test_the_run_of_misses_starts_again_after_the_trial_closes_it() -> None:
+    clock = Clock()
+    b = breaker(clock)
+    b.record(Outcome.SLOW)
+    b.record(Outcome.SLOW)
+    assert b.is_open
+    clock.now += 2
+    assert b.allow()
+    b.record(Outcome.OK)
+    assert not b.is_open
+    b.record(Outcome.SLOW)  # one miss after the trial's answer: not two in a row
+    assert not b.is_open
+
+
+@pytest.mark.parametrize("misses", [0, 3])
+def test_the_run_it_takes_is_a_setting(misses: int) -> None:
+    clock = Clock()
+    b = breaker(clock, misses_in_a_row=misses)
+    for _ in range(2):
+        b.record(Outcome.SLOW)
+        clock.now += 5
+    assert not b.is_open
+    b.record(Outcome.SLOW)
+    assert b.is_open is (misses == 3)

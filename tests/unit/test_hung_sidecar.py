@@ -4,18 +4,11 @@ more of them, while a busy sidecar that answers its health check keeps recall on
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent import futures
 from datetime import timedelta
-from typing import Any
 
-import grpc
 import pytest
-from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
-from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from memory_service.adapters import retrieval_client
 from memory_service.adapters.retrieval_client import CircuitBreaker, RetrievalClient
@@ -24,49 +17,21 @@ from memory_service.app.transactions import Transactions
 from memory_service.domain.model import utcnow
 from memory_service.domain.ports import SearchUnavailable
 from tests.support.polling import eventually
+from tests.support.stand_in_sidecar import StandInSidecar, serve_stand_in
 from tests.unit.test_recall_connections import IDENTITY, _Recall, _Units
 
 
-class _StandIn(pb_grpc.RetrievalServiceServicer, health_pb2_grpc.HealthServicer):  # type: ignore[misc]
-    """Answers search and health until told to go silent (`hung`) or to answer searches late."""
-
-    def __init__(self) -> None:
-        self.hung = threading.Event()
-        self.released = threading.Event()
-        self.seen_serving = threading.Event()  # the client's health poll has seen SERVING
-        self.search_delay = 0.0
-        self.address = ""
-
-    def Search(self, request: pb.SearchRequest, context: Any) -> pb.SearchResponse:
-        if self.hung.is_set():
-            self.released.wait(10)
-        time.sleep(self.search_delay)
-        return pb.SearchResponse()
-
-    def Check(self, request: Any, context: Any) -> health_pb2.HealthCheckResponse:
-        if self.hung.is_set():
-            self.released.wait(10)
-        return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.SERVING)
-
-
 @pytest.fixture
-def sidecar() -> Iterator[tuple[_StandIn, RetrievalClient]]:
-    stand_in = _StandIn()
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=32))
-    pb_grpc.add_RetrievalServiceServicer_to_server(stand_in, server)
-    health_pb2_grpc.add_HealthServicer_to_server(stand_in, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    stand_in.address = f"127.0.0.1:{port}"
-    client = RetrievalClient(stand_in.address, "s" * 32, 5.0, CircuitBreaker())
-    client.on_serving(stand_in.seen_serving.set)
-    client.start()
-    try:
-        yield stand_in, client
-    finally:
-        stand_in.released.set()
-        client.close()
-        server.stop(0)
+def sidecar() -> Iterator[tuple[StandInSidecar, RetrievalClient]]:
+    with serve_stand_in() as stand_in:
+        client = RetrievalClient(stand_in.address, "s" * 32, 5.0, CircuitBreaker())
+        client.on_serving(stand_in.seen_serving.set)
+        client.start()
+        try:
+            yield stand_in, client
+        finally:
+            stand_in.released.set()
+            client.close()
 
 
 def silent_since_the_miss(client: RetrievalClient) -> Callable[[], bool]:
@@ -93,7 +58,7 @@ def searches_until_refused(client: RetrievalClient, limit: int, deadline: float)
 
 
 def test_a_hung_sidecar_opens_the_breaker_after_a_few_searches(
-    sidecar: tuple[_StandIn, RetrievalClient],
+    sidecar: tuple[StandInSidecar, RetrievalClient],
 ) -> None:
     stand_in, client = sidecar
     for _ in range(15):  # a window of answered searches, as before any hang
@@ -106,7 +71,7 @@ def test_a_hung_sidecar_opens_the_breaker_after_a_few_searches(
 
 
 def test_late_searches_of_a_sidecar_that_answers_its_health_keep_recall_on(
-    sidecar: tuple[_StandIn, RetrievalClient],
+    sidecar: tuple[StandInSidecar, RetrievalClient],
 ) -> None:
     stand_in, client = sidecar
     for _ in range(15):
@@ -119,7 +84,7 @@ def test_late_searches_of_a_sidecar_that_answers_its_health_keep_recall_on(
 
 
 def test_once_a_search_missed_and_the_health_check_is_silent_no_caller_waits(
-    sidecar: tuple[_StandIn, RetrievalClient],
+    sidecar: tuple[StandInSidecar, RetrievalClient],
 ) -> None:
     stand_in, client = sidecar
     for _ in range(15):
@@ -136,7 +101,7 @@ def test_once_a_search_missed_and_the_health_check_is_silent_no_caller_waits(
 
 @pytest.mark.parametrize(("own_deadline", "opens"), [(True, True), (False, False)])
 def test_missing_the_services_own_timeout_counts_against_the_sidecar_a_callers_does_not(
-    sidecar: tuple[_StandIn, RetrievalClient], own_deadline: bool, opens: bool
+    sidecar: tuple[StandInSidecar, RetrievalClient], own_deadline: bool, opens: bool
 ) -> None:
     """A caller without a deadline searches until the service's own timeout less the time to
     reply: its misses say the sidecar is slow (as a full timeout's would), where a caller's
@@ -145,18 +110,21 @@ def test_missing_the_services_own_timeout_counts_against_the_sidecar_a_callers_d
     client = RetrievalClient(stand_in.address, "s" * 32, 0.3, CircuitBreaker())
     try:
         stand_in.search_delay = 0.5  # answers its health, every search late
-        for _ in range(5):  # the breaker's least window
+        waited = 0
+        while waited < 5 and client.refusal() is None:  # 5: the breaker's least window
             with pytest.raises(SearchUnavailable, match="DEADLINE_EXCEEDED"):
                 client.search(
                     "t-1", "meetings", 10, [], time.monotonic() + 0.2, own_deadline=own_deadline
                 )
+            waited += 1
         assert (client.refusal() is not None) is opens
+        assert waited == (2 if opens else 5)  # two misses in a row open it
     finally:
         client.close()
 
 
 def test_a_sidecar_answering_within_the_timeout_keeps_recall_on_for_callers_without_one(
-    sidecar: tuple[_StandIn, RetrievalClient],
+    sidecar: tuple[StandInSidecar, RetrievalClient],
 ) -> None:
     """Recall through the real client, callers setting no deadline, every search answered in
     70% of the timeout after validations that were slow for a while: all answered, the breaker
@@ -182,7 +150,7 @@ def test_a_sidecar_answering_within_the_timeout_keeps_recall_on_for_callers_with
 
 @pytest.mark.parametrize(("before_search", "floor"), [(0.0, 0.05), (0.1, 0.05), (0.1, 0.0)])
 def test_searches_that_hang_behind_a_serving_health_open_the_breaker_for_callers_without_one(
-    sidecar: tuple[_StandIn, RetrievalClient], before_search: float, floor: float
+    sidecar: tuple[StandInSidecar, RetrievalClient], before_search: float, floor: float
 ) -> None:
     """A wedged search path whose health still says SERVING: only the misses tell, so those of
     callers without a deadline must count, work before the search (here 100 ms of a 1 s
@@ -198,11 +166,42 @@ def test_searches_that_hang_behind_a_serving_health_open_the_breaker_for_callers
     )
     try:
         stand_in.search_delay = 3.0
-        for _ in range(5):  # the breaker's least window
+        waited = 0
+        while waited < 5 and client.refusal() is None:  # 5: the breaker's least window
             arrived = time.monotonic() - before_search
             outcome = recaller.run(IDENTITY, "meetings?", 5, utcnow(), None, arrived=arrived)
             assert isinstance(outcome, SearchUnavailable)
             assert "DEADLINE_EXCEEDED" in outcome.reason
+            waited += 1
+        assert client.refusal() is not None
+        assert waited == 2
+    finally:
+        stand_in.search_delay = 0.0
+        client.close()
+
+
+def test_one_caller_at_a_time_against_searches_hanging_behind_a_serving_health_opens_it(
+    sidecar: tuple[StandInSidecar, RetrievalClient],
+) -> None:
+    """Each miss of the timeout takes most of it, so a window of 2.5 s (as the default 10 s
+    against the default 5 s timeout) never holds the breaker's five calls: before, every such
+    caller waited the whole timeout for as long as the search path stayed wedged."""
+    stand_in, _ = sidecar
+    client = RetrievalClient(
+        stand_in.address, "s" * 32, 1.0, CircuitBreaker(window_seconds=2.5, reset_seconds=30)
+    )
+    units = _Units()
+    recaller = Recaller(Transactions(units, timedelta(hours=1)), _Recall(units), client)  # type: ignore[arg-type]
+    try:
+        assert client.search("t-1", "meetings", 10, [], None) == []  # connected, answered
+        stand_in.search_delay = 3.0
+        took = []
+        for _ in range(6):
+            began = time.monotonic()
+            outcome = recaller.run(IDENTITY, "meetings?", 5, utcnow(), None)
+            took.append(time.monotonic() - began)
+            assert isinstance(outcome, SearchUnavailable)
+        assert [t > 0.5 for t in took] == [True, True, False, False, False, False], took
         assert client.refusal() is not None
     finally:
         stand_in.search_delay = 0.0
