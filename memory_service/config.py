@@ -106,8 +106,8 @@ class Settings(ProcessSettings):
     breaker_failure_rate: float = Field(
         0.5, gt=0, le=1, validation_alias="MEMORY_BREAKER_FAILURE_RATE"
     )
-    """The breaker opens when failures (1 each) and missed deadlines (0.5 each) over the window's
-    calls reach this rate."""
+    """The breaker opens when failures (1 each) and counted misses (0.5 each: searches that had
+    at least half of `MEMORY_RECALL_TIMEOUT_MS`) over the window's calls reach this rate."""
 
     breaker_window_seconds: float = Field(
         10, gt=0, validation_alias="MEMORY_BREAKER_WINDOW_SECONDS"
@@ -115,13 +115,13 @@ class Settings(ProcessSettings):
     """The breaker's sliding window."""
 
     breaker_misses_in_a_row: int = Field(2, ge=0, validation_alias="MEMORY_BREAKER_MISSES_IN_A_ROW")
-    """The breaker also opens once this many searches in a row, each given at least half of
-    `MEMORY_RECALL_TIMEOUT_MS`, missed it with no answer between them, however few calls the
-    window holds (0: only the window decides)."""
+    """The breaker also opens once this many searches that each had at least half of
+    `MEMORY_RECALL_TIMEOUT_MS` missed it, with no search sent after the first of them answered,
+    however few calls the window holds (0: only the window decides)."""
 
     breaker_reset_seconds: float = Field(2, ge=0, validation_alias="MEMORY_BREAKER_RESET_SECONDS")
-    """How long the breaker stays open before one trial call (the sidecar reporting SERVING
-    allows it at once)."""
+    """How long the breaker stays open before its trial, a probe search of the service's own
+    (the sidecar reporting SERVING allows it at once)."""
 
     outbox_worker: bool = Field(True, validation_alias="MEMORY_OUTBOX_WORKER")
     """Run the outbox drain (index updates) in this process."""

@@ -12,6 +12,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import grpc
 from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
@@ -63,10 +64,25 @@ BREAKER_OPEN = "circuit breaker open: the sidecar is down or failing"
 STATS_TIMEOUT = 5.0
 
 
+# The breaker's trial: a search no tenant can send (`#` is not allowed in a tenant id), so its
+# outcome says how the sidecar answers, not how one tenant's searches do.
+PROBE = pb.SearchRequest(tenant_id="#breaker-trial", query="is the sidecar answering", limit=1)
+
+
 class Outcome(enum.Enum):
     OK = 0.0
-    SLOW = 0.5  # a missed deadline: the sidecar answered late, or a busy machine did
+    SLOW = 0.5  # missed a deadline of at least half the search timeout: the sidecar was late
     FAILED = 1.0  # refused, unreachable or erroring
+    # Missed a deadline a caller cut shorter than that: says nothing about the sidecar.
+    UNJUDGED = -1.0
+
+
+@dataclass(frozen=True)
+class Permit:
+    """One call the breaker let out: when it was sent, and whether it is the trial."""
+
+    sent: float
+    trial: bool
 
 
 class CircuitBreaker:
@@ -83,12 +99,16 @@ class CircuitBreaker:
     sidecar is down or stuck) opens it and holds back the trial while the poll keeps saying so:
     a trial against a stuck sidecar would cost its caller a whole timeout.
 
-    Only misses of the service's own timeout are recorded as SLOW (a caller's shorter deadline
-    says nothing about the sidecar), and a sidecar answers in milliseconds: `misses_in_a_row`
-    of those with no answer between them open it too, however few calls the window holds.
-    Without that, a sidecar that answers its health check but no search, asked by one caller
-    at a time, never fills the window (each miss takes seconds) and every caller waits the
-    whole timeout.
+    A sidecar answers in milliseconds, so `misses_in_a_row` missed deadlines (SLOW) open it
+    too, however few calls the window holds: without that, a sidecar that answers its health
+    check but no search, asked by one caller at a time, never fills the window (each miss
+    takes seconds) and every caller waits the whole timeout. Misses are counted in the order
+    their calls were sent: a call sent later and answered says the sidecar works, so the
+    misses of calls sent before it no longer count, in the run or in the window. One tenant
+    whose own searches are slow, sent side by side, cannot then switch recall off for tenants
+    still being answered. Outcomes of calls sent before the breaker last opened or closed are
+    dropped (they describe the sidecar before its trial), and a trial that missed a deadline
+    its caller cut short (UNJUDGED) decides nothing: the next caller may try at once.
     """
 
     def __init__(
@@ -107,11 +127,16 @@ class CircuitBreaker:
         self._reset = reset_seconds
         self._clock = clock
         self._lock = threading.Lock()
-        self._outcomes: deque[tuple[float, Outcome]] = deque(maxlen=max(window_calls, min_calls))
+        # (recorded, sent, outcome) of the calls recorded since the last open or close.
+        self._outcomes: deque[tuple[float, float, Outcome]] = deque(
+            maxlen=max(window_calls, min_calls)
+        )
         self._opened_at: float | None = None
         self._trial_running = False
         self._misses_to_open = misses_in_a_row
-        self._misses = 0  # SLOW outcomes since the last answer
+        self._since = float("-inf")  # when it last opened or closed
+        self._answered_sent = float("-inf")  # when the latest-sent answered call was sent
+        self._misses: list[float] = []  # when missed calls sent after that were sent
 
     @property
     def is_open(self) -> bool:
@@ -126,54 +151,84 @@ class CircuitBreaker:
                 return False
             return self._trial_running or self._clock() - self._opened_at < self._reset
 
-    def allow(self) -> bool:
-        """True when a call may go out; the first one after an open spell is the trial."""
-        with self._lock:
-            if self._opened_at is None:
-                return True
-            if self._trial_running or self._clock() - self._opened_at < self._reset:
-                return False
-            self._trial_running = True
-            return True
-
-    def record(self, outcome: Outcome) -> None:
+    def allow(self) -> Permit | None:
+        """A permit when a call may go out (the first one after an open spell is the trial);
+        hand it back to `record` with the call's outcome."""
         with self._lock:
             now = self._clock()
-            if self._opened_at is not None:  # the trial's outcome decides alone
+            if self._opened_at is None:
+                return Permit(now, trial=False)
+            if self._trial_running or now - self._opened_at < self._reset:
+                return None
+            self._trial_running = True
+            return Permit(now, trial=True)
+
+    def record(self, permit: Permit, outcome: Outcome) -> None:
+        with self._lock:
+            now = self._clock()
+            if permit.trial:  # the trial's outcome decides alone
                 self._trial_running = False
                 if outcome is Outcome.OK:
-                    self._opened_at = None
-                    self._outcomes.clear()
-                    self._misses = 0
-                else:
+                    self._close(now, permit.sent)
+                elif outcome is not Outcome.UNJUDGED:
                     self._opened_at = now
                 return
+            if (
+                self._opened_at is not None
+                or permit.sent < self._since
+                or outcome is Outcome.UNJUDGED
+            ):
+                return
             if outcome is Outcome.OK:
-                self._misses = 0
-            elif outcome is Outcome.SLOW:
-                self._misses += 1
-                if self._misses_to_open and self._misses >= self._misses_to_open:
+                if permit.sent > self._answered_sent:
+                    self._answered_sent = permit.sent
+                    if self._misses:
+                        self._misses = [sent for sent in self._misses if sent >= permit.sent]
+            elif (
+                outcome is Outcome.SLOW
+                and self._misses_to_open
+                and permit.sent >= self._answered_sent
+            ):
+                self._misses.append(permit.sent)
+                if len(self._misses) >= self._misses_to_open:
                     self._open(now)
                     return
-            self._outcomes.append((now, outcome))
+            self._outcomes.append((now, permit.sent, outcome))
             while self._outcomes and self._outcomes[0][0] < now - self._window:
                 self._outcomes.popleft()
             if len(self._outcomes) < self._min_calls:
                 return
-            score = sum(o.value for _, o in self._outcomes)
+            answered = self._answered_sent
+            score = sum(
+                o.value
+                for _, sent, o in self._outcomes
+                if o is not Outcome.SLOW or sent >= answered
+            )
             if score >= self._rate * len(self._outcomes):
                 self._open(now)
 
     def _open(self, now: float) -> None:
         self._opened_at = now
-        self._misses = 0
+        self._since = now
+        self._misses = []
+        self._outcomes.clear()
+
+    def _close(self, now: float, answered_sent: float) -> None:
+        self._opened_at = None
+        self._since = now
+        self._answered_sent = answered_sent
+        self._misses = []
+        self._outcomes.clear()
 
     def trip(self) -> None:
         """The sidecar is known to be down or stuck (its health said so): open, and restart the
         wait for a trial, so none goes out before the health poll sees it SERVING again."""
         with self._lock:
             if not self._trial_running:
-                self._opened_at = self._clock()
+                if self._opened_at is None:
+                    self._open(self._clock())
+                else:
+                    self._opened_at = self._clock()
 
     def serving(self) -> None:
         """The sidecar reports SERVING: an open breaker lets its trial through now."""
@@ -253,20 +308,24 @@ class RetrievalClient:
     ) -> list[Candidate]:
         """Candidates by `deadline` (a `time.monotonic()` instant the caller's reply needs the
         answer by) or within our own timeout, whichever comes first."""
+        started = time.monotonic()
         timeout = self._timeout
         if deadline is not None:
-            timeout = min(timeout, deadline - time.monotonic())
-        # A caller's deadline shorter than our own timeout is the caller's choice: missing it
-        # says nothing about the sidecar (one tenant's impatient calls must not open the breaker
-        # for all). Our own, less the time to reply, is not (`own_deadline`).
-        cut_by_caller = timeout < self._timeout and not own_deadline
+            timeout = min(timeout, deadline - started)
         if timeout <= 0:
             raise SearchUnavailable(
                 "no time left before the recall timeout"
                 if own_deadline
                 else "no time left before the caller's deadline"
             )
-        if not self.breaker.allow():
+        permit = self.breaker.allow()
+        if permit is not None and permit.trial:
+            # The trial is a probe of our own, not this caller's search: nothing a tenant sends
+            # (a deadline too short to judge by, a query of its own that is slow) decides when
+            # recall comes back. The caller waits for it within its own time.
+            permit = self._permit_after_probe(permit, timeout)
+            timeout -= time.monotonic() - started
+        if permit is None or timeout <= 0:
             raise SearchUnavailable(BREAKER_OPEN)
         request = pb.SearchRequest(
             tenant_id=tenant_id,
@@ -275,29 +334,74 @@ class RetrievalClient:
             scopes=[pb.ScopeFilter(scope_type=t, scope_id=i) for t, i in scopes],
         )
         try:
-            # While the breaker is half-open, wait for the channel to reconnect (within the
-            # deadline) instead of failing at once on a connection that is still backing off.
-            reply = self._stub.Search(
-                request,
-                timeout=timeout,
-                metadata=self._metadata,
-                wait_for_ready=self.breaker.is_open or None,
-            )
+            # The trial waits for the channel to reconnect (within the deadline) instead of
+            # failing at once on a connection that is still backing off.
+            reply = self._stub.Search(request, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as error:
-            code = error.code() if isinstance(error, grpc.Call) else None
-            slow = code is grpc.StatusCode.DEADLINE_EXCEEDED
-            if not (slow and cut_by_caller) or self.breaker.is_open:  # a trial always counts
-                self.breaker.record(Outcome.SLOW if slow else Outcome.FAILED)
-            if slow:
-                self._missed_since_check = True
-                self._check_now.set()
-                if self._health_silent():
-                    self._trip_silent()
+            code = self._failed(permit, error, timeout)
             raise SearchUnavailable(f"search failed: {code.name if code else error}") from error
-        self.breaker.record(Outcome.OK)
+        self.breaker.record(permit, Outcome.OK)
         # A sidecar answering more than it was asked for gets no more database work than the
         # limit: every candidate is loaded and checked against the records.
         return [Candidate(c.id, c.score, c.revision_number) for c in reply.candidates[:limit]]
+
+    def _failed(
+        self, permit: Permit, error: grpc.RpcError, timeout: float
+    ) -> grpc.StatusCode | None:
+        """Records a search that failed; a missed deadline also asks the health check at once
+        (both unanswered: the sidecar is hung)."""
+        code = error.code() if isinstance(error, grpc.Call) else None
+        slow = code is grpc.StatusCode.DEADLINE_EXCEEDED
+        self.breaker.record(permit, self._judge_miss(timeout) if slow else Outcome.FAILED)
+        if slow:
+            self._missed_since_check = True
+            self._check_now.set()
+            if self._health_silent():
+                self._trip_silent()
+        return code
+
+    def _permit_after_probe(self, trial: Permit, wait: float) -> Permit | None:
+        """Sends the breaker's trial as a probe search, given the whole search timeout and
+        waiting for the channel to reconnect, whose outcome is recorded however long it takes;
+        waits up to `wait` for it. A permit for the caller's own search if the probe was
+        answered in that time (the breaker is closed then), else None."""
+        probe = self._stub.Search.future(
+            PROBE,
+            timeout=self._timeout,
+            metadata=self._metadata,
+            wait_for_ready=True,
+        )
+        settled = threading.Lock()  # one outcome, from whichever thread sees the end first
+
+        def settle(done: grpc.Future[pb.SearchResponse]) -> None:
+            if not settled.acquire(blocking=False):
+                return
+            try:
+                done.result()
+            except grpc.RpcError as error:
+                self._failed(trial, error, self._timeout)
+            except Exception:  # cancelled at shutdown
+                self.breaker.record(trial, Outcome.UNJUDGED)
+            else:
+                self.breaker.record(trial, Outcome.OK)
+
+        probe.add_done_callback(settle)
+        try:
+            probe.result(timeout=max(0.0, wait))
+        except grpc.FutureTimeoutError:
+            return None  # still out: it decides when it ends
+        except grpc.RpcError:
+            settle(probe)
+            return None
+        settle(probe)
+        return self.breaker.allow()
+
+    def _judge_miss(self, timeout: float) -> Outcome:
+        """A sidecar answers in milliseconds: missing at least half the search timeout, whoever
+        set the deadline, says it is late; a shorter deadline (a caller's choice, or what slow
+        work before the search left) says nothing about it, so one tenant's impatient calls
+        cannot open the breaker for all."""
+        return Outcome.SLOW if timeout >= self._timeout / 2 else Outcome.UNJUDGED
 
     def _trip_silent(self) -> None:
         if not self._tripped_by_search:

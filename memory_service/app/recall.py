@@ -271,17 +271,13 @@ class Recaller:
             if self.watch and (incomplete := self.watch.incomplete(identity.tenant_id, wait_until)):
                 raise SearchUnavailable(incomplete)
             searched_at = time.monotonic()
-            # Missing at least half the timeout says the sidecar is slow (it answers in
-            # milliseconds); a search the work before it (a slow first read, a queued index
-            # check) left less than that says little, and is excused like a caller's deadline.
-            own = due.own and wait_until - searched_at >= self.search.search_timeout / 2
             candidates = self.search.search(
                 identity.tenant_id,
                 query,
                 min(limit * CANDIDATE_OVERFETCH, MAX_CANDIDATES),
                 scopes,
                 wait_until,
-                own_deadline=own,
+                own_deadline=due.own,
             )
             # An empty list is only said with confidence after a check the search preceded.
             if not candidates and self.watch:

@@ -509,9 +509,9 @@ class Search(Protocol):
         own_deadline: bool = False,
     ) -> list[Candidate]:
         """Candidates by `deadline` (a `time.monotonic()` instant); `SearchUnavailable` else.
-        `own_deadline`: the deadline comes from `search_timeout` (the caller set none), with
-        at least half of it left for the search, so missing it says the sidecar is slow, where
-        missing a caller's shorter deadline need not."""
+        `own_deadline`: the deadline comes from `search_timeout` (the caller set none), which
+        names the reason when no time is left. Whatever set it, a search that had at least half
+        of `search_timeout` and missed it counts against the sidecar, a shorter one does not."""
 
     def tenant_points(self, tenant_id: str) -> int:
         """How many entries the index holds for the tenant."""

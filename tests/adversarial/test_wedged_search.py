@@ -9,9 +9,12 @@ trial, once per reset, waits again."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from pathlib import Path
 
+import grpc
 from crmmem.memory.v1 import memory_service_pb2
 
 from tests.conftest import memory_env
@@ -65,3 +68,49 @@ def test_searches_wedged_behind_a_serving_health_stop_costing_every_caller_the_t
     assert len(took) >= 20, f"only {len(took)} answers: callers kept waiting the timeout"
     # The refused callers never reached the stand-in.
     assert stand_in.searches - searches_before <= len(slow) + 1
+
+
+def test_a_tenant_whose_searches_hang_cannot_switch_recall_off_for_others(
+    tmp_path: Path,
+) -> None:
+    """A signed-in tenant whose own searches never come back (the stand-in hangs them; a real
+    sidecar could be slow for one tenant's data) sends them two and three at a time, without a
+    deadline, while another tenant recalls: the attacker's misses finish side by side, but the
+    other tenant's searches sent after them were answered, so the breaker stays closed, and its
+    trial (a probe of the service's own) is never theirs to decide."""
+    with serve_stand_in() as stand_in, database_url("sqlite", tmp_path)() as url:
+        stand_in.hung_tenants.add("evil")
+        memory = start_server(
+            "memory_service",
+            memory_env(url, MEMORY_RETRIEVAL_ADDRESS=stand_in.address),
+            tmp_path / "memory",
+        )
+        stop = threading.Event()
+        try:
+            mara, eve = memory.client("acme", "mara"), memory.client("evil", "eve")
+            assert not _recall(mara).degraded
+
+            def attack() -> None:
+                while not stop.is_set():
+                    with contextlib.suppress(grpc.RpcError):  # the server stopping at the end
+                        _recall(eve)
+
+            attackers = [threading.Thread(target=attack) for _ in range(3)]
+            for thread in attackers:
+                thread.start()
+            degraded = answered = 0
+            began = time.monotonic()
+            while time.monotonic() - began < 15:
+                reply = _recall(mara)
+                degraded += reply.degraded
+                answered += 1
+                time.sleep(0.02)
+        finally:
+            stop.set()
+            stand_in.released.set()
+            memory.stop()
+        for thread in attackers:
+            thread.join(10)
+    print(f"\nanother tenant's recall beside hung searches: {degraded} of {answered} degraded")
+    assert answered > 50
+    assert degraded == 0

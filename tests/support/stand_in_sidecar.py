@@ -19,20 +19,28 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 class StandInSidecar(pb_grpc.RetrievalServiceServicer, health_pb2_grpc.HealthServicer):  # type: ignore[misc]
     """Answers until told to go silent (`hung`: searches and health), to answer searches late
-    (`search_delay`), or to hang searches alone (`searches_hung`); `released` ends every wait."""
+    (`search_delay`), or to hang searches alone (`searches_hung`, or one tenant's:
+    `hung_tenants`); `released` ends every wait."""
 
     def __init__(self) -> None:
         self.hung = threading.Event()
         self.searches_hung = threading.Event()
+        self.hung_tenants: set[str] = set()  # whose searches alone hang
         self.released = threading.Event()
         self.seen_serving = threading.Event()  # a client's health poll has seen SERVING
         self.search_delay = 0.0
         self.searches = 0
+        self.tenants_searched: set[str] = set()
         self.address = ""
 
     def Search(self, request: pb.SearchRequest, context: Any) -> pb.SearchResponse:
         self.searches += 1
-        if self.hung.is_set() or self.searches_hung.is_set():
+        self.tenants_searched.add(request.tenant_id)
+        if (
+            self.hung.is_set()
+            or self.searches_hung.is_set()
+            or request.tenant_id in self.hung_tenants
+        ):
             self.released.wait(60)
         time.sleep(self.search_delay)
         return pb.SearchResponse()

@@ -4,6 +4,8 @@ more of them, while a busy sidecar that answers its health check keeps recall on
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -99,13 +101,14 @@ def test_once_a_search_missed_and_the_health_check_is_silent_no_caller_waits(
     assert client.refusal() is not None
 
 
-@pytest.mark.parametrize(("own_deadline", "opens"), [(True, True), (False, False)])
-def test_missing_the_services_own_timeout_counts_against_the_sidecar_a_callers_does_not(
-    sidecar: tuple[StandInSidecar, RetrievalClient], own_deadline: bool, opens: bool
+@pytest.mark.parametrize(("deadline", "opens"), [(0.3, True), (0.2, True), (0.1, False)])
+def test_a_search_that_had_half_the_timeout_and_missed_counts_against_the_sidecar(
+    sidecar: tuple[StandInSidecar, RetrievalClient], deadline: float, opens: bool
 ) -> None:
-    """A caller without a deadline searches until the service's own timeout less the time to
-    reply: its misses say the sidecar is slow (as a full timeout's would), where a caller's
-    own shorter deadline says nothing about it."""
+    """Whoever set the deadline (the caller, or the service for a caller that set none):
+    missing at least half the search timeout says the sidecar is slow, a shorter deadline says
+    nothing about it. (Before, a caller's deadline as long as the timeout, less the reply's
+    margin, never counted: such callers waited the timeout on a wedged sidecar for good.)"""
     stand_in, _ = sidecar
     client = RetrievalClient(stand_in.address, "s" * 32, 0.3, CircuitBreaker())
     try:
@@ -113,9 +116,7 @@ def test_missing_the_services_own_timeout_counts_against_the_sidecar_a_callers_d
         waited = 0
         while waited < 5 and client.refusal() is None:  # 5: the breaker's least window
             with pytest.raises(SearchUnavailable, match="DEADLINE_EXCEEDED"):
-                client.search(
-                    "t-1", "meetings", 10, [], time.monotonic() + 0.2, own_deadline=own_deadline
-                )
+                client.search("t-1", "meetings", 10, [], time.monotonic() + deadline)
             waited += 1
         assert (client.refusal() is not None) is opens
         assert waited == (2 if opens else 5)  # two misses in a row open it
@@ -206,3 +207,105 @@ def test_one_caller_at_a_time_against_searches_hanging_behind_a_serving_health_o
     finally:
         stand_in.search_delay = 0.0
         client.close()
+
+
+def _end(
+    stop: threading.Event,
+    stand_in: StandInSidecar,
+    threads: list[threading.Thread],
+    client: RetrievalClient,
+) -> None:
+    """Stops the callers, then the hung searches they wait on, then the client."""
+    stop.set()
+    stand_in.released.set()
+    for thread in threads:
+        thread.join(10)
+    client.close()
+
+
+def test_one_tenants_wedged_searches_sent_side_by_side_leave_other_tenants_recall_on(
+    sidecar: tuple[StandInSidecar, RetrievalClient],
+) -> None:
+    """A tenant whose own searches never come back sends them two at a time, without a
+    deadline, while other tenants are answered: the pairs finish together, but searches sent
+    after them were answered, so they never count as misses in a row."""
+    stand_in, _ = sidecar
+    client = RetrievalClient(stand_in.address, "s" * 32, 0.5, CircuitBreaker())
+    stand_in.hung_tenants.add("t-evil")
+    stop = threading.Event()
+    refused: list[str] = []
+    answered = 0
+
+    def victim() -> None:
+        nonlocal answered
+        while not stop.is_set():
+            try:
+                client.search("t-good", "meetings", 10, [], None)
+                answered += 1
+            except SearchUnavailable as unavailable:
+                refused.append(unavailable.reason)
+            time.sleep(0.02)
+
+    def attacker() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(SearchUnavailable):
+                client.search("t-evil", "meetings", 10, [], None)
+
+    threads = [threading.Thread(target=victim)] + [
+        threading.Thread(target=attacker) for _ in range(2)
+    ]
+    try:
+        for thread in threads:
+            thread.start()
+        time.sleep(3)
+    finally:
+        _end(stop, stand_in, threads, client)
+    assert answered > 20
+    assert refused == []
+
+
+@pytest.mark.parametrize(
+    ("attackers_deadline", "attackers_searches_hang"),
+    [(0.002, False), (None, True)],
+    ids=["deadlines-of-2-ms", "own-searches-hang"],
+)
+def test_no_tenant_decides_the_breakers_trial(
+    sidecar: tuple[StandInSidecar, RetrievalClient],
+    attackers_deadline: float | None,
+    attackers_searches_hang: bool,
+) -> None:
+    """Once the breaker is open, one tenant searches as fast as it can, with deadlines too
+    short to judge a sidecar by (2 ms), or with searches of its own that never come back.
+    The trial is a probe search of the client's own, under a tenant id no token can carry, so
+    neither takes or decides it: recall comes back for everyone. (Before, the trial was the
+    next caller's search, and each of these misses re-opened the breaker.)"""
+    stand_in, _ = sidecar
+    client = RetrievalClient(stand_in.address, "s" * 32, 0.5, CircuitBreaker(reset_seconds=0.2))
+    stand_in.search_delay = 0.02  # a working sidecar, slower than 2 ms
+    if attackers_searches_hang:
+        stand_in.hung_tenants.add("t-evil")
+    stop = threading.Event()
+
+    def attacker() -> None:
+        while not stop.is_set():
+            deadline = attackers_deadline and time.monotonic() + attackers_deadline
+            with contextlib.suppress(SearchUnavailable):
+                client.search("t-evil", "meetings", 10, [], deadline)
+
+    def recalled() -> bool:
+        try:
+            return client.search("t-good", "meetings", 10, [], None) == []
+        except SearchUnavailable:
+            time.sleep(0.01)
+            return False
+
+    threads = [threading.Thread(target=attacker) for _ in range(4)]
+    try:
+        assert client.search("t-good", "meetings", 10, [], None) == []  # connected
+        client.breaker.trip()  # opened once, say by a restart the health poll saw
+        for thread in threads:
+            thread.start()
+        eventually(recalled, 10, "recall never came back while one tenant searched")
+        assert "#breaker-trial" in stand_in.tenants_searched
+    finally:
+        _end(stop, stand_in, threads, client)

@@ -251,20 +251,20 @@ def test_slow_validations_do_not_starve_callers_without_a_deadline() -> None:
     assert own_by == pytest.approx(due - recaller.margin.own_seconds(due - arrived), abs=0.005)
 
 
-@pytest.mark.parametrize(("before_search", "own"), [(0.3, True), (0.5, False)])
-def test_a_search_the_work_before_it_left_under_half_the_timeout_is_not_the_services_own(
-    before_search: float, own: bool
+@pytest.mark.parametrize("before_search", [0.3, 0.5])
+def test_a_slow_read_before_the_search_leaves_it_the_rest_of_the_timeout(
+    before_search: float,
 ) -> None:
     """A slow first read of what the caller may see eats into the timeout: the search still
-    ends in time for the reply; with half the timeout left or more, missing it still says the
-    sidecar is slow, with less it says little."""
+    ends in time for the reply. (Whether its miss counts against the sidecar, the client
+    judges by how much of the timeout the search had: tests/unit/test_hung_sidecar.py.)"""
     units = _Units()
     search = _Search(units)
     recaller, _ = _recaller(units, search)
     arrived = time.monotonic()
     recaller.run(IDENTITY, "meetings?", 5, utcnow(), None, arrived=arrived - before_search)
-    ((own_by, counted),) = search.deadlines
-    assert counted is own
+    ((own_by, own),) = search.deadlines
+    assert own is True
     due = arrived - before_search + search.search_timeout
     assert own_by == pytest.approx(due - recaller.margin.own_seconds(due - arrived), abs=0.005)
 
