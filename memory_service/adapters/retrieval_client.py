@@ -64,9 +64,12 @@ BREAKER_OPEN = "circuit breaker open: the sidecar is down or failing"
 STATS_TIMEOUT = 5.0
 
 
-# The breaker's trial: a search no tenant can send (`#` is not allowed in a tenant id), so its
-# outcome says how the sidecar answers, not how one tenant's searches do.
-PROBE = pb.SearchRequest(tenant_id="#breaker-trial", query="is the sidecar answering", limit=1)
+# The breaker's trial is a search of our own (`RetrievalClient._permit_after_probe`): this
+# query, for the tenant whose search was answered last (its points are searched, as every
+# caller's are), or for a tenant id no token can carry (`#` is not allowed in one) before any
+# search was answered.
+PROBE_QUERY = "is the sidecar answering"
+PROBE_TENANT = "#breaker-trial"
 
 
 class Outcome(enum.Enum):
@@ -107,8 +110,10 @@ class CircuitBreaker:
     misses of calls sent before it no longer count, in the run or in the window. One tenant
     whose own searches are slow, sent side by side, cannot then switch recall off for tenants
     still being answered. Outcomes of calls sent before the breaker last opened or closed are
-    dropped (they describe the sidecar before its trial), and a trial that missed a deadline
-    its caller cut short (UNJUDGED) decides nothing: the next caller may try at once.
+    dropped: they describe the sidecar before its trial.
+
+    The trial is the client's probe (`RetrievalClient`), not a caller's search. A trial that
+    ended without a verdict (UNJUDGED: cancelled at shutdown) decides nothing.
     """
 
     def __init__(
@@ -270,6 +275,10 @@ class RetrievalClient:
         self._tripped_by_search = False
         # A search missed its deadline since the health check last answered.
         self._missed_since_check = False
+        # Whose search the breaker's probe repeats: one that was answered, so it has points
+        # to search (a probe without any answers while searches over points hang), and no
+        # tenant whose own searches never come back.
+        self._probe_tenant = PROBE_TENANT
         self._check_now = threading.Event()  # a search missed: ask the health check at once
         self._closed = threading.Event()
         self._watcher = threading.Thread(target=self._watch, name="sidecar-health", daemon=True)
@@ -334,13 +343,12 @@ class RetrievalClient:
             scopes=[pb.ScopeFilter(scope_type=t, scope_id=i) for t, i in scopes],
         )
         try:
-            # The trial waits for the channel to reconnect (within the deadline) instead of
-            # failing at once on a connection that is still backing off.
             reply = self._stub.Search(request, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as error:
             code = self._failed(permit, error, timeout)
             raise SearchUnavailable(f"search failed: {code.name if code else error}") from error
         self.breaker.record(permit, Outcome.OK)
+        self._probe_tenant = tenant_id
         # A sidecar answering more than it was asked for gets no more database work than the
         # limit: every candidate is loaded and checked against the records.
         return [Candidate(c.id, c.score, c.revision_number) for c in reply.candidates[:limit]]
@@ -348,33 +356,39 @@ class RetrievalClient:
     def _failed(
         self, permit: Permit, error: grpc.RpcError, timeout: float
     ) -> grpc.StatusCode | None:
-        """Records a search that failed; a missed deadline also asks the health check at once
-        (both unanswered: the sidecar is hung)."""
+        """Records a search that failed. After a missed deadline, a health check that has gone
+        unanswered for a while says the sidecar is hung; a counted miss also sends one at once
+        (a miss of a deadline too short to judge by does not: one tenant's impatient calls
+        would keep the checks going back to back, and a busy moment in any would trip the
+        breaker for all)."""
         code = error.code() if isinstance(error, grpc.Call) else None
-        slow = code is grpc.StatusCode.DEADLINE_EXCEEDED
-        self.breaker.record(permit, self._judge_miss(timeout) if slow else Outcome.FAILED)
-        if slow:
+        outcome = Outcome.FAILED
+        if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+            outcome = self._judge_miss(timeout)
             self._missed_since_check = True
-            self._check_now.set()
-            if self._health_silent():
-                self._trip_silent()
+            if outcome is Outcome.SLOW:
+                self._check_now.set()
+        self.breaker.record(permit, outcome)
+        if code is grpc.StatusCode.DEADLINE_EXCEEDED and self._health_silent():
+            self._trip_silent()
         return code
 
     def _permit_after_probe(self, trial: Permit, wait: float) -> Permit | None:
-        """Sends the breaker's trial as a probe search, given the whole search timeout and
-        waiting for the channel to reconnect, whose outcome is recorded however long it takes;
-        waits up to `wait` for it. A permit for the caller's own search if the probe was
-        answered in that time (the breaker is closed then), else None."""
+        """Sends the breaker's trial as a probe search (`PROBE_QUERY`), given the whole search
+        timeout and waiting for the channel to reconnect, whose outcome is recorded however
+        long it takes; waits up to `wait` for it. A permit for the caller's own search if the
+        probe was answered in that time (the breaker is closed then), else None."""
         probe = self._stub.Search.future(
-            PROBE,
+            pb.SearchRequest(tenant_id=self._probe_tenant, query=PROBE_QUERY, limit=1),
             timeout=self._timeout,
             metadata=self._metadata,
             wait_for_ready=True,
         )
-        settled = threading.Lock()  # one outcome, from whichever thread sees the end first
+        settling = threading.Lock()  # one outcome, from whichever thread sees the end first
+        recorded = threading.Event()
 
         def settle(done: grpc.Future[pb.SearchResponse]) -> None:
-            if not settled.acquire(blocking=False):
+            if not settling.acquire(blocking=False):
                 return
             try:
                 done.result()
@@ -384,7 +398,10 @@ class RetrievalClient:
                 self.breaker.record(trial, Outcome.UNJUDGED)
             else:
                 self.breaker.record(trial, Outcome.OK)
+            finally:
+                recorded.set()
 
+        waited_from = time.monotonic()
         probe.add_done_callback(settle)
         try:
             probe.result(timeout=max(0.0, wait))
@@ -394,6 +411,8 @@ class RetrievalClient:
             settle(probe)
             return None
         settle(probe)
+        # Another thread may be recording it: its verdict is what `allow` must see.
+        recorded.wait(max(0.0, wait - (time.monotonic() - waited_from)))
         return self.breaker.allow()
 
     def _judge_miss(self, timeout: float) -> Outcome:

@@ -30,18 +30,20 @@ class StandInSidecar(pb_grpc.RetrievalServiceServicer, health_pb2_grpc.HealthSer
         self.seen_serving = threading.Event()  # a client's health poll has seen SERVING
         self.search_delay = 0.0
         self.searches = 0
-        self.tenants_searched: set[str] = set()
+        self.searched: list[tuple[str, str]] = []  # (tenant, query) of every search
         self.address = ""
 
     def Search(self, request: pb.SearchRequest, context: Any) -> pb.SearchResponse:
         self.searches += 1
-        self.tenants_searched.add(request.tenant_id)
+        self.searched.append((request.tenant_id, request.query))
         if (
             self.hung.is_set()
             or self.searches_hung.is_set()
             or request.tenant_id in self.hung_tenants
         ):
-            self.released.wait(60)
+            # Until a second after the caller gave up (never answering in time): a server
+            # thread held much longer would starve the health check of threads in a long run.
+            self.released.wait((context.time_remaining() or 59) + 1)
         time.sleep(self.search_delay)
         return pb.SearchResponse()
 

@@ -13,7 +13,7 @@ from datetime import timedelta
 import pytest
 
 from memory_service.adapters import retrieval_client
-from memory_service.adapters.retrieval_client import CircuitBreaker, RetrievalClient
+from memory_service.adapters.retrieval_client import PROBE_QUERY, CircuitBreaker, RetrievalClient
 from memory_service.app.recall import Recaller, ReplyMargin
 from memory_service.app.transactions import Transactions
 from memory_service.domain.model import utcnow
@@ -276,8 +276,8 @@ def test_no_tenant_decides_the_breakers_trial(
 ) -> None:
     """Once the breaker is open, one tenant searches as fast as it can, with deadlines too
     short to judge a sidecar by (2 ms), or with searches of its own that never come back.
-    The trial is a probe search of the client's own, under a tenant id no token can carry, so
-    neither takes or decides it: recall comes back for everyone. (Before, the trial was the
+    The trial is a probe search of the client's own, for the tenant whose search was answered
+    last, so neither takes or decides it: recall comes back for everyone. (Before, the trial was the
     next caller's search, and each of these misses re-opened the breaker.)"""
     stand_in, _ = sidecar
     client = RetrievalClient(stand_in.address, "s" * 32, 0.5, CircuitBreaker(reset_seconds=0.2))
@@ -306,6 +306,48 @@ def test_no_tenant_decides_the_breakers_trial(
         for thread in threads:
             thread.start()
         eventually(recalled, 10, "recall never came back while one tenant searched")
-        assert "#breaker-trial" in stand_in.tenants_searched
+        # The probe repeated the search of the tenant answered last, never the attacker's.
+        assert ("t-good", PROBE_QUERY) in stand_in.searched
+        assert ("t-evil", PROBE_QUERY) not in stand_in.searched
     finally:
         _end(stop, stand_in, threads, client)
+
+
+def test_while_searches_over_stored_points_hang_the_probe_keeps_the_breaker_open(
+    sidecar: tuple[StandInSidecar, RetrievalClient],
+) -> None:
+    """A sidecar that answers a search with nothing to search but hangs every search over
+    stored points (a stalled read of the vectors): the probe repeats the search of a tenant
+    that was answered, so it hangs too, and once the breaker is open no caller's search is
+    sent until it answers. (A probe of a tenant without points answered, closed the breaker,
+    and every caller sent then waited the timeout again.)"""
+    stand_in, _ = sidecar
+    client = RetrievalClient(stand_in.address, "s" * 32, 0.5, CircuitBreaker(reset_seconds=0.2))
+    stop = threading.Event()
+    waited: list[float] = []
+
+    def caller() -> None:
+        while not stop.is_set():
+            began = time.monotonic()
+            with contextlib.suppress(SearchUnavailable):
+                client.search("t-1", "meetings", 10, [], None)
+            waited.append(time.monotonic() - began)
+            time.sleep(0.01)
+
+    threads = [threading.Thread(target=caller) for _ in range(4)]
+    try:
+        assert client.search("t-1", "meetings", 10, [], None) == []  # answered once
+        stand_in.hung_tenants.add("t-1")
+        for thread in threads:
+            thread.start()
+        eventually(lambda: client.breaker.is_open, 10, "the breaker never opened")
+        time.sleep(0.1)  # searches sent just before it opened have arrived
+        opened_after = len(stand_in.searched)
+        time.sleep(3)
+        sent_since = stand_in.searched[opened_after:]
+    finally:
+        _end(stop, stand_in, threads, client)
+    assert sent_since, "no probe was sent"
+    assert set(sent_since) == {("t-1", PROBE_QUERY)}, "a caller's search went out"
+    # Each probe spell costs the one caller that sent it its wait, nobody else.
+    assert sum(t > 0.3 for t in waited) <= 4 + len(sent_since)
