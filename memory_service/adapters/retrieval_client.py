@@ -18,6 +18,7 @@ import grpc
 from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
 from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from opentelemetry import context as otel_context
 from opentelemetry.instrumentation.grpc import client_interceptor, grpcext
 from opentelemetry.sdk.trace import TracerProvider
 
@@ -275,9 +276,10 @@ class RetrievalClient:
         self._tripped_by_search = False
         # A search missed its deadline since the health check last answered.
         self._missed_since_check = False
-        # Whose search the breaker's probe repeats: one that was answered, so it has points
-        # to search (a probe without any answers while searches over points hang), and no
-        # tenant whose own searches never come back.
+        # Whose points the breaker's probe searches: the tenant whose search was last answered
+        # with candidates, so it searches stored points (a probe with nothing to search answers
+        # while searches over points hang), and never a tenant whose own searches never come
+        # back or whose index is empty.
         self._probe_tenant = PROBE_TENANT
         self._check_now = threading.Event()  # a search missed: ask the health check at once
         self._closed = threading.Event()
@@ -348,7 +350,8 @@ class RetrievalClient:
             code = self._failed(permit, error, timeout)
             raise SearchUnavailable(f"search failed: {code.name if code else error}") from error
         self.breaker.record(permit, Outcome.OK)
-        self._probe_tenant = tenant_id
+        if reply.candidates:  # searched stored points, so its probe will too
+            self._probe_tenant = tenant_id
         # A sidecar answering more than it was asked for gets no more database work than the
         # limit: every candidate is loaded and checked against the records.
         return [Candidate(c.id, c.score, c.revision_number) for c in reply.candidates[:limit]]
@@ -378,12 +381,18 @@ class RetrievalClient:
         timeout and waiting for the channel to reconnect, whose outcome is recorded however
         long it takes; waits up to `wait` for it. A permit for the caller's own search if the
         probe was answered in that time (the breaker is closed then), else None."""
-        probe = self._stub.Search.future(
-            pb.SearchRequest(tenant_id=self._probe_tenant, query=PROBE_QUERY, limit=1),
-            timeout=self._timeout,
-            metadata=self._metadata,
-            wait_for_ready=True,
-        )
+        until = time.monotonic() + wait
+        # A trace of its own: the probe is the service's, not the triggering caller's.
+        detached = otel_context.attach(otel_context.Context())
+        try:
+            probe = self._stub.Search.future(
+                pb.SearchRequest(tenant_id=self._probe_tenant, query=PROBE_QUERY, limit=1),
+                timeout=self._timeout,
+                metadata=self._metadata,
+                wait_for_ready=True,
+            )
+        finally:
+            otel_context.detach(detached)
         settling = threading.Lock()  # one outcome, from whichever thread sees the end first
         recorded = threading.Event()
 
@@ -401,10 +410,9 @@ class RetrievalClient:
             finally:
                 recorded.set()
 
-        waited_from = time.monotonic()
         probe.add_done_callback(settle)
         try:
-            probe.result(timeout=max(0.0, wait))
+            probe.result(timeout=max(0.0, until - time.monotonic()))
         except grpc.FutureTimeoutError:
             return None  # still out: it decides when it ends
         except grpc.RpcError:
@@ -412,7 +420,7 @@ class RetrievalClient:
             return None
         settle(probe)
         # Another thread may be recording it: its verdict is what `allow` must see.
-        recorded.wait(max(0.0, wait - (time.monotonic() - waited_from)))
+        recorded.wait(max(0.0, until - time.monotonic()))
         return self.breaker.allow()
 
     def _judge_miss(self, timeout: float) -> Outcome:
@@ -540,6 +548,8 @@ class RetrievalClient:
             self._write(self._stub.DeleteDocuments, request, deadline)
 
     def delete_tenant(self, tenant_id: str, deadline: float | None = None) -> None:
+        if self._probe_tenant == tenant_id:  # about to have nothing to search
+            self._probe_tenant = PROBE_TENANT
         self._write(
             self._stub.DeleteDocuments,
             pb.DeleteDocumentsRequest(tenant_id=tenant_id, all_of_tenant=True),

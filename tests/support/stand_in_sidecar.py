@@ -29,13 +29,16 @@ class StandInSidecar(pb_grpc.RetrievalServiceServicer, health_pb2_grpc.HealthSer
         self.released = threading.Event()
         self.seen_serving = threading.Event()  # a client's health poll has seen SERVING
         self.search_delay = 0.0
+        self.candidates: list[pb.Candidate] = []  # what every answered search returns
         self.searches = 0
         self.searched: list[tuple[str, str]] = []  # (tenant, query) of every search
+        self.searched_at: list[float] = []  # when each arrived (`time.monotonic()`)
         self.address = ""
 
     def Search(self, request: pb.SearchRequest, context: Any) -> pb.SearchResponse:
         self.searches += 1
         self.searched.append((request.tenant_id, request.query))
+        self.searched_at.append(time.monotonic())
         if (
             self.hung.is_set()
             or self.searches_hung.is_set()
@@ -45,7 +48,7 @@ class StandInSidecar(pb_grpc.RetrievalServiceServicer, health_pb2_grpc.HealthSer
             # thread held much longer would starve the health check of threads in a long run.
             self.released.wait((context.time_remaining() or 59) + 1)
         time.sleep(self.search_delay)
-        return pb.SearchResponse()
+        return pb.SearchResponse(candidates=self.candidates)
 
     def UpsertDocuments(self, request: Any, context: Any) -> pb.UpsertDocumentsResponse:
         return pb.UpsertDocumentsResponse()

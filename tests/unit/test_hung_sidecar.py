@@ -11,6 +11,11 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
+from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
 
 from memory_service.adapters import retrieval_client
 from memory_service.adapters.retrieval_client import PROBE_QUERY, CircuitBreaker, RetrievalClient
@@ -21,6 +26,8 @@ from memory_service.domain.ports import SearchUnavailable
 from tests.support.polling import eventually
 from tests.support.stand_in_sidecar import StandInSidecar, serve_stand_in
 from tests.unit.test_recall_connections import IDENTITY, _Recall, _Units
+
+HIT = pb.Candidate(id="0" * 32, score=0.9, revision_number=1)
 
 
 @pytest.fixture
@@ -276,12 +283,14 @@ def test_no_tenant_decides_the_breakers_trial(
 ) -> None:
     """Once the breaker is open, one tenant searches as fast as it can, with deadlines too
     short to judge a sidecar by (2 ms), or with searches of its own that never come back.
-    The trial is a probe search of the client's own, for the tenant whose search was answered
-    last, so neither takes or decides it: recall comes back for everyone. (Before, the trial was the
-    next caller's search, and each of these misses re-opened the breaker.)"""
+    The trial is a probe search of the client's own, of the points of the tenant whose search
+    was answered last, so neither takes or decides it: recall comes back for everyone.
+    (Before, the trial was the next caller's search, and each of these misses re-opened the
+    breaker.)"""
     stand_in, _ = sidecar
     client = RetrievalClient(stand_in.address, "s" * 32, 0.5, CircuitBreaker(reset_seconds=0.2))
     stand_in.search_delay = 0.02  # a working sidecar, slower than 2 ms
+    stand_in.candidates = [HIT]
     if attackers_searches_hang:
         stand_in.hung_tenants.add("t-evil")
     stop = threading.Event()
@@ -294,19 +303,19 @@ def test_no_tenant_decides_the_breakers_trial(
 
     def recalled() -> bool:
         try:
-            return client.search("t-good", "meetings", 10, [], None) == []
+            return bool(client.search("t-good", "meetings", 10, [], None))
         except SearchUnavailable:
             time.sleep(0.01)
             return False
 
     threads = [threading.Thread(target=attacker) for _ in range(4)]
     try:
-        assert client.search("t-good", "meetings", 10, [], None) == []  # connected
+        assert client.search("t-good", "meetings", 10, [], None)  # connected
         client.breaker.trip()  # opened once, say by a restart the health poll saw
         for thread in threads:
             thread.start()
         eventually(recalled, 10, "recall never came back while one tenant searched")
-        # The probe repeated the search of the tenant answered last, never the attacker's.
+        # The probe searched the points of the tenant answered last, never the attacker's.
         assert ("t-good", PROBE_QUERY) in stand_in.searched
         assert ("t-evil", PROBE_QUERY) not in stand_in.searched
     finally:
@@ -317,10 +326,11 @@ def test_while_searches_over_stored_points_hang_the_probe_keeps_the_breaker_open
     sidecar: tuple[StandInSidecar, RetrievalClient],
 ) -> None:
     """A sidecar that answers a search with nothing to search but hangs every search over
-    stored points (a stalled read of the vectors): the probe repeats the search of a tenant
-    that was answered, so it hangs too, and once the breaker is open no caller's search is
-    sent until it answers. (A probe of a tenant without points answered, closed the breaker,
-    and every caller sent then waited the timeout again.)"""
+    stored points (a stalled read of the vectors): the probe searches the points of the tenant
+    last answered with candidates, so it hangs too, and once the breaker is open no caller's
+    search is sent until it answers; answers without candidates (an empty tenant's) do not
+    make their tenant the probe's. (A probe of a tenant without points answered, closed the
+    breaker, and every caller sent then waited the timeout again.)"""
     stand_in, _ = sidecar
     client = RetrievalClient(stand_in.address, "s" * 32, 0.5, CircuitBreaker(reset_seconds=0.2))
     stop = threading.Event()
@@ -336,18 +346,61 @@ def test_while_searches_over_stored_points_hang_the_probe_keeps_the_breaker_open
 
     threads = [threading.Thread(target=caller) for _ in range(4)]
     try:
-        assert client.search("t-1", "meetings", 10, [], None) == []  # answered once
+        stand_in.candidates = [HIT]
+        assert client.search("t-1", "meetings", 10, [], None)  # answered, with candidates
+        stand_in.candidates = []
+        assert client.search("t-empty", "meetings", 10, [], None) == []  # nothing to search
         stand_in.hung_tenants.add("t-1")
+        began = len(stand_in.searched)
         for thread in threads:
             thread.start()
         eventually(lambda: client.breaker.is_open, 10, "the breaker never opened")
-        time.sleep(0.1)  # searches sent just before it opened have arrived
-        opened_after = len(stand_in.searched)
+        opened = time.monotonic()
         time.sleep(3)
-        sent_since = stand_in.searched[opened_after:]
+        watched_until = time.monotonic()
     finally:
         _end(stop, stand_in, threads, client)
-    assert sent_since, "no probe was sent"
-    assert set(sent_since) == {("t-1", PROBE_QUERY)}, "a caller's search went out"
-    # Each probe spell costs the one caller that sent it its wait, nobody else.
-    assert sum(t > 0.3 for t in waited) <= 4 + len(sent_since)
+    searched = list(zip(stand_in.searched[began:], stand_in.searched_at[began:], strict=True))
+    probes = [at for (tenant, query), at in searched if query == PROBE_QUERY]
+    callers = [at for (tenant, query), at in searched if query != PROBE_QUERY]
+    assert probes, "no probe was sent"
+    assert {tenant for (tenant, query), _ in searched if query == PROBE_QUERY} == {"t-1"}
+    # Searches sent just before it opened may arrive a little after: none later.
+    assert [at - opened for at in callers if opened + 0.1 < at < watched_until] == []
+    # Each slow answer is a caller's search that hung or one probe spell's wait.
+    assert sum(t > 0.3 for t in waited) <= len(callers) + len(probes)
+
+
+def test_the_probe_is_a_trace_of_its_own_and_forgets_a_deleted_tenant(
+    sidecar: tuple[StandInSidecar, RetrievalClient],
+) -> None:
+    """The probe belongs to the service, not to the caller whose recall sent it: its span is
+    a root, not a child of that caller's recall (which would show one tenant's search in
+    another's trace). A tenant whose index is emptied is no longer the probe's."""
+    stand_in, _ = sidecar
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    client = RetrievalClient(
+        stand_in.address, "s" * 32, 1.0, CircuitBreaker(reset_seconds=0), provider
+    )
+    try:
+        stand_in.candidates = [HIT]
+        assert client.search("t-a", "meetings", 10, [], None)
+        client.breaker.trip()
+        with provider.get_tracer("test").start_as_current_span("recall of t-b") as recall:
+            assert client.search("t-b", "meetings", 10, [], None)
+        client.delete_tenant("t-b")
+        client.breaker.trip()
+        assert client.search("t-c", "meetings", 10, [], None)
+    finally:
+        client.close()
+    probes = [
+        (tenant, at)
+        for (tenant, query), at in zip(stand_in.searched, stand_in.searched_at, strict=True)
+        if query == PROBE_QUERY
+    ]
+    assert [tenant for tenant, _ in probes] == ["t-a", "#breaker-trial"]
+    recall_trace = recall.get_span_context().trace_id
+    in_recall = [s for s in spans.get_finished_spans() if s.context.trace_id == recall_trace]
+    assert len([s for s in in_recall if s.kind is SpanKind.CLIENT]) == 1  # t-b's own search
