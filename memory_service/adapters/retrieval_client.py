@@ -66,11 +66,13 @@ STATS_TIMEOUT = 5.0
 
 
 # The breaker's trial is a search of our own (`RetrievalClient._permit_after_probe`): this
-# query, for the tenant whose search was answered last (its points are searched, as every
-# caller's are), or for a tenant id no token can carry (`#` is not allowed in one) before any
-# search was answered.
+# query over the points of one of the last PROBE_TENANTS tenants answered with candidates, in
+# turn (their points are searched, as callers' searches are), or, while there are none (since
+# start-up, or after their indexes were emptied here), for a tenant id no token can carry (`#`
+# is not allowed in one), which has nothing to search.
 PROBE_QUERY = "is the sidecar answering"
 PROBE_TENANT = "#breaker-trial"
+PROBE_TENANTS = 4
 
 
 class Outcome(enum.Enum):
@@ -114,7 +116,7 @@ class CircuitBreaker:
     dropped: they describe the sidecar before its trial.
 
     The trial is the client's probe (`RetrievalClient`), not a caller's search. A trial that
-    ended without a verdict (UNJUDGED: cancelled at shutdown) decides nothing.
+    ended without a verdict (UNJUDGED: it could not be sent) decides nothing.
     """
 
     def __init__(
@@ -276,11 +278,13 @@ class RetrievalClient:
         self._tripped_by_search = False
         # A search missed its deadline since the health check last answered.
         self._missed_since_check = False
-        # Whose points the breaker's probe searches: the tenant whose search was last answered
-        # with candidates, so it searches stored points (a probe with nothing to search answers
-        # while searches over points hang), and never a tenant whose own searches never come
-        # back or whose index is empty.
-        self._probe_tenant = PROBE_TENANT
+        # Whose points the breaker's probe searches, in turn: the last tenants answered with
+        # candidates, so it searches stored points (a probe with nothing to search answers while
+        # searches over points hang), never a tenant never answered, and no single one of them
+        # (whose own searches may come to hang) decides every trial.
+        self._probe_tenants: deque[str] = deque(maxlen=PROBE_TENANTS)
+        self._probe_turn = 0
+        self._probe_lock = threading.Lock()
         self._check_now = threading.Event()  # a search missed: ask the health check at once
         self._closed = threading.Event()
         self._watcher = threading.Thread(target=self._watch, name="sidecar-health", daemon=True)
@@ -351,7 +355,7 @@ class RetrievalClient:
             raise SearchUnavailable(f"search failed: {code.name if code else error}") from error
         self.breaker.record(permit, Outcome.OK)
         if reply.candidates:  # searched stored points, so its probe will too
-            self._probe_tenant = tenant_id
+            self._probed(tenant_id)
         # A sidecar answering more than it was asked for gets no more database work than the
         # limit: every candidate is loaded and checked against the records.
         return [Candidate(c.id, c.score, c.revision_number) for c in reply.candidates[:limit]]
@@ -386,11 +390,15 @@ class RetrievalClient:
         detached = otel_context.attach(otel_context.Context())
         try:
             probe = self._stub.Search.future(
-                pb.SearchRequest(tenant_id=self._probe_tenant, query=PROBE_QUERY, limit=1),
+                pb.SearchRequest(tenant_id=self._probe_tenant(), query=PROBE_QUERY, limit=1),
                 timeout=self._timeout,
                 metadata=self._metadata,
                 wait_for_ready=True,
             )
+        except Exception:  # e.g. the channel closed at shutdown: the trial slot is given back
+            log.exception("the breaker's probe could not be sent")
+            self.breaker.record(trial, Outcome.UNJUDGED)
+            return None
         finally:
             otel_context.detach(detached)
         settling = threading.Lock()  # one outcome, from whichever thread sees the end first
@@ -403,7 +411,7 @@ class RetrievalClient:
                 done.result()
             except grpc.RpcError as error:
                 self._failed(trial, error, self._timeout)
-            except Exception:  # cancelled at shutdown
+            except Exception:  # not a call's outcome: nothing to judge by
                 self.breaker.record(trial, Outcome.UNJUDGED)
             else:
                 self.breaker.record(trial, Outcome.OK)
@@ -422,6 +430,22 @@ class RetrievalClient:
         # Another thread may be recording it: its verdict is what `allow` must see.
         recorded.wait(max(0.0, until - time.monotonic()))
         return self.breaker.allow()
+
+    def _probed(self, tenant_id: str) -> None:
+        """The tenant's search was answered with candidates: the most recent of the probe's."""
+        with self._probe_lock:
+            if tenant_id in self._probe_tenants:
+                if self._probe_tenants[-1] == tenant_id:
+                    return
+                self._probe_tenants.remove(tenant_id)
+            self._probe_tenants.append(tenant_id)
+
+    def _probe_tenant(self) -> str:
+        with self._probe_lock:
+            if not self._probe_tenants:
+                return PROBE_TENANT
+            self._probe_turn += 1
+            return self._probe_tenants[self._probe_turn % len(self._probe_tenants)]
 
     def _judge_miss(self, timeout: float) -> Outcome:
         """A sidecar answers in milliseconds: missing at least half the search timeout, whoever
@@ -548,13 +572,14 @@ class RetrievalClient:
             self._write(self._stub.DeleteDocuments, request, deadline)
 
     def delete_tenant(self, tenant_id: str, deadline: float | None = None) -> None:
-        if self._probe_tenant == tenant_id:  # about to have nothing to search
-            self._probe_tenant = PROBE_TENANT
         self._write(
             self._stub.DeleteDocuments,
             pb.DeleteDocumentsRequest(tenant_id=tenant_id, all_of_tenant=True),
             deadline,
         )
+        with self._probe_lock:  # nothing of it to search any more
+            if tenant_id in self._probe_tenants:
+                self._probe_tenants.remove(tenant_id)
 
     def tenant_points(self, tenant_id: str) -> int:
         """How many documents of the tenant the index holds (for the completeness check)."""
