@@ -43,9 +43,15 @@ RESCORE = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True,
 
 def edge_config(dimensions: int, sparse_idf: bool, optimize_points: int) -> qe.EdgeConfig:
     """The indexing threshold (in KiB of dense vectors) is half an optimisation step, so each
-    step indexes the appendable segment it filled, whatever the dimensions."""
+    step indexes the appendable segment it filled, whatever the dimensions.
+
+    Every hit reads its point's payload (`HIT_FIELDS`). Left cold (the engine's default:
+    mapped, read from disk on first touch), a tenant's first searches after a worker opened a
+    generation read about 20 pages each: p50 3.1 against 0.7 ms once read, at 1M points. Held
+    cached, the segments written from then on are read whole when opened."""
     threshold_kib = max(1, optimize_points * dimensions * 4 // 1024 // 2)
     return qe.EdgeConfig(
+        payload_memory=qe.Memory.Cached,
         vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine)},
         sparse_vectors={
             SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf if sparse_idf else None)

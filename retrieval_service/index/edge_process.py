@@ -615,6 +615,7 @@ def _serve(conn: Connection) -> None:
             adjustment.write_text("1000")
         base = edge_config(dimensions, sparse_idf, OPTIMIZE_POINTS)
         merging = qe.EdgeConfig(
+            payload_memory=base.payload_memory,
             vectors=base.vectors,
             sparse_vectors=base.sparse_vectors,
             hnsw_config=base.hnsw_config,

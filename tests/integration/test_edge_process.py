@@ -3,6 +3,9 @@ background by a second one that takes over when its copy holds every write."""
 
 from __future__ import annotations
 
+import ctypes
+import json
+import mmap
 import os
 import signal
 import subprocess
@@ -254,6 +257,60 @@ def test_points_written_during_an_optimisation_are_indexed_by_the_next_one(
     reopened = EdgeProcessIndex(root, DIMENSIONS, optimize_points=1000)
     assert reopened._written == 0  # nothing left to index: no optimisation at start
     assert reopened._optimizer is None
+    reopened.close()
+
+
+def resident_share(files: list[Path]) -> float:
+    """Which share of the files' pages the page cache holds now (mincore over a mapping)."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    resident = total = 0
+    for path in files:
+        size = path.stat().st_size
+        if not size:
+            continue
+        pages = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE
+        flags = ctypes.create_string_buffer(pages)
+        with path.open("rb") as file, mmap.mmap(file.fileno(), size, access=mmap.ACCESS_COPY) as m:
+            first = ctypes.c_char.from_buffer(m)  # copy-on-write: writable, never written
+            failed = libc.mincore(ctypes.addressof(first), size, flags)
+            del first  # a mapping with a pointer into it cannot be closed
+        assert failed == 0, os.strerror(ctypes.get_errno())
+        resident += sum(byte & 1 for byte in flags.raw)
+        total += pages
+    return resident / max(1, total)
+
+
+def evict(files: list[Path]) -> None:
+    for path in files:
+        descriptor = os.open(path, os.O_RDONLY)
+        os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(descriptor)
+
+
+def test_hit_payloads_are_read_when_a_generation_opens_not_by_each_first_search(
+    tmp_path: Path,
+) -> None:
+    """Every hit reads its payload (the memory id). Left cold, the engine read it from disk at
+    each tenant's first searches after a worker opened a generation: at 1M points p50 3.1 ms
+    against 0.7 once read. The optimised segments hold it cached: read whole when opened."""
+    root = tmp_path / "edge"
+    index = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    index.upsert([point(n, f"t{n % 4}") for n in range(4000)])
+    index.optimize_in_background().join(120)
+    index.close()
+    segments = list((root / (root / CURRENT).read_text() / "segments").iterdir())
+    optimised = [s for s in segments if "vector_index-dense" in {e.name for e in s.iterdir()}]
+    assert optimised
+    for segment in optimised:
+        config = json.loads((segment / "segment.json").read_text())["config"]
+        assert config["payload_storage_type"]["type"] == "in_ram_mmap"
+    payloads = [p for s in optimised for p in (s / "payload_storage").glob("page_*.dat")]
+    evict(payloads)
+    assert resident_share(payloads) < 0.5  # the page cache may not let go of all of it
+    reopened = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    assert resident_share(payloads) > 0.9  # before any search
+    assert reopened.search("t1", vector(5), 3, [])[0].id == key(5)
     reopened.close()
 
 
