@@ -48,7 +48,8 @@ def edge_config(dimensions: int, sparse_idf: bool, optimize_points: int) -> qe.E
     Every hit reads its point's payload (`HIT_FIELDS`). Left cold (the engine's default:
     mapped, read from disk on first touch), a tenant's first searches after a worker opened a
     generation read about 20 pages each: p50 3.1 against 0.7 ms once read, at 1M points. Held
-    cached, the segments written from then on are read whole when opened."""
+    cached, the segments written from then on are read whole when opened, at about 33 MiB a
+    segment however few points it holds (the engine's payload page file is 32 MiB)."""
     threshold_kib = max(1, optimize_points * dimensions * 4 // 1024 // 2)
     return qe.EdgeConfig(
         payload_memory=qe.Memory.Cached,

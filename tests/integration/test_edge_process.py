@@ -15,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from retrieval_service.config import RetrievalSettings
 from retrieval_service.index.edge import EdgeIndex
 from retrieval_service.index.edge_process import (
@@ -293,12 +295,12 @@ def test_hit_payloads_are_read_when_a_generation_opens_not_by_each_first_search(
 ) -> None:
     """Every hit reads its payload (the memory id). Left cold, the engine read it from disk at
     each tenant's first searches after a worker opened a generation: at 1M points p50 3.1 ms
-    against 0.7 once read. The optimised segments hold it cached: read whole when opened."""
+    against 0.7 once read. The optimised segments hold it cached: read whole when opened, by
+    the worker that serves after a switch and by one that opens the shard after a restart."""
     root = tmp_path / "edge"
     index = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
     index.upsert([point(n, f"t{n % 4}") for n in range(4000)])
     index.optimize_in_background().join(120)
-    index.close()
     segments = list((root / (root / CURRENT).read_text() / "segments").iterdir())
     optimised = [s for s in segments if "vector_index-dense" in {e.name for e in s.iterdir()}]
     assert optimised
@@ -306,8 +308,12 @@ def test_hit_payloads_are_read_when_a_generation_opens_not_by_each_first_search(
         config = json.loads((segment / "segment.json").read_text())["config"]
         assert config["payload_storage_type"]["type"] == "in_ram_mmap"
     payloads = [p for s in optimised for p in (s / "payload_storage").glob("page_*.dat")]
+    evict(payloads)  # the page cache keeps what a process holds mapped and read
+    assert resident_share(payloads) > 0.9  # the serving worker read them at the switch
+    index.close()
     evict(payloads)
-    assert resident_share(payloads) < 0.5  # the page cache may not let go of all of it
+    if resident_share(payloads) >= 0.5:
+        pytest.skip("this filesystem keeps evicted pages (tmpfs): a restart cannot be told apart")
     reopened = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
     assert resident_share(payloads) > 0.9  # before any search
     assert reopened.search("t1", vector(5), 3, [])[0].id == key(5)
