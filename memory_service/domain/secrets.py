@@ -6,10 +6,9 @@ confirmation and restore. Three kinds of evidence are looked for:
 
 - phrasing people use in conversation ("the password for the portal is …", "pw is …",
   "PIN 4821", "my recovery codes"), written here;
-- card numbers: a Luhn check over every 13-19-digit window of an unbroken run of digits, and
-  over the digit groups written as cards are (4-4-4-4, 4-6-5, …) however they are joined
-  (spaces, line breaks, ``-``, ``.``, ``/``, ``_``, ``,``), so a card followed by its expiry or
-  CVV is found and a list of order numbers is not taken for one;
+- card numbers (`card_numbers.py`): an issuer's prefix and length and the Luhn check, over the
+  digit groups written as cards are however they are joined, and over unbroken runs unless a
+  CRM label ("order", "invoice") names the run in a text that says nothing of cards;
 - the same rules over look-alike letters from other scripts, and over base64 and URL-encoded
   parts of the text;
 - key and token formats (cloud keys, API tokens, JWTs, private keys, credentials in URLs,
@@ -32,6 +31,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from urllib.parse import unquote
 
+from memory_service.domain.card_numbers import has_card_number
 from memory_service.domain.errors import InvalidArgument, Reason
 from memory_service.domain.ports import SecretScanner
 
@@ -119,33 +119,10 @@ _DESCRIPTIONS = frozenset(
 # Searched in lowered text: many times faster than IGNORECASE over a long alternation.
 _ANY_NOUN = re.compile(rf"\b(?:{_WORD_NOUN}|{_NUMBER_NOUN}|codes?|phrase)\b")
 _STRIP = "\"'`\u201c\u201d\u2018\u2019()[]{}<>.,;:!?*"
-_IBAN = re.compile(r"\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b", re.ASCII)
 # Invisible characters that would split a word ("pass\u200bword") without changing how it reads.
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
-# Digit groups joined by up to three spaces or line breaks, or by one of - . / _ , : + with
-# spaces around it ("4111 - 1111", "4111_1111"); bounded so a long run of spaces stays linear.
-_NUMBER = re.compile(r"(?<!\d)\d+(?:(?:[ \t]{0,3}[-./_,:+][ \t]{0,3}|\s{1,3})\d+)*")
-_DIGIT_GROUP = re.compile(r"\d+")
 _ENCODED = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
-_LONG_RUN = 64  # beyond this many digits some 13-19-digit window passes Luhn with near certainty
-
-
-def _luhn_ok(digits: str) -> bool:
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = int(char)  # any script's decimal digit
-        if index % 2 == 1:
-            value = value * 2 - 9 if value > 4 else value * 2
-        total += value
-    return total % 10 == 0
-
-
-def _iban_ok(candidate: str) -> bool:
-    """ISO 13616 mod-97 check: an account number for wiring money is not a card number."""
-    compact = candidate.replace(" ", "")
-    rearranged = compact[4:] + compact[:4]
-    return int("".join(str(int(char, 36)) for char in rearranged)) % 97 == 1
 
 
 def _decoded(text: str) -> str:
@@ -163,40 +140,6 @@ def _decoded(text: str) -> str:
         if plain.isprintable() or all(char.isprintable() or char in "\r\n\t" for char in plain):
             parts.append(plain)
     return "\n".join(parts)
-
-
-def _card_layout(lengths: list[int]) -> bool:
-    """How cards are written in groups: fours (4-4-4-4, 4-4-4-4-3, 4-4-4-1) or 4-6-4/5.
-    Lists of order numbers or amounts ("123456 789012 345678") are not checked as cards."""
-    if not 13 <= sum(lengths) <= 19:
-        return False
-    return all(length == 4 for length in lengths[:-1]) or lengths in ([4, 6, 4], [4, 6, 5])
-
-
-def _card_number(text: str) -> bool:
-    text = _IBAN.sub(lambda m: " " if _iban_ok(m.group()) else m.group(), text)
-    candidates = 0  # past _LONG_RUN card-shaped windows one passes Luhn with near certainty
-    for match in _NUMBER.finditer(text):
-        groups = _DIGIT_GROUP.findall(match.group())
-        for first, group in enumerate(groups):
-            if len(group) > _LONG_RUN:
-                return True
-            for length in range(13, min(19, len(group)) + 1):
-                for start in range(len(group) - length + 1):
-                    window = group[start : start + length]
-                    if window[0] != "0" and _luhn_ok(window):
-                        return True
-            if len(group) != 4:
-                continue  # every grouped layout starts with four digits
-            for last in range(first + 1, min(first + 5, len(groups))):
-                lengths = [len(g) for g in groups[first : last + 1]]
-                window = "".join(groups[first : last + 1])
-                if not _card_layout(lengths) or window[0] == "0":
-                    continue
-                candidates += 1
-                if candidates > _LONG_RUN or _luhn_ok(window):
-                    return True
-    return False
 
 
 def _is_value(token: str) -> bool:
@@ -288,7 +231,7 @@ class SecretDetector:
         found = _phrase(text.translate(_LOOK_ALIKES))
         if found:
             return found
-        if _card_number(text):
+        if has_card_number(text):
             return "card number"
         return self._scanner.find(text) if self._scanner is not None else ""
 
