@@ -9,7 +9,7 @@ but cannot put words in a user's mouth.
 
 from __future__ import annotations
 
-from memory_service.domain import evidence
+from memory_service.domain import grounding
 from memory_service.domain.model import (
     Identity,
     Provenance,
@@ -54,7 +54,7 @@ def initial_status(
     """The status a new revision is written with, and why it is not ACTIVE ('' when it is).
 
     ACTIVE only for the subject's own words that support the value (the grounding rule in
-    `evidence.py`); `review` keeps even those a CANDIDATE (proposals the tenant reviews).
+    `grounding.py`); `review` keeps even those a CANDIDATE (proposals the tenant reviews).
     """
     if provenance.method is ProvenanceMethod.DOCUMENT:
         # A document is the subject's own words for customer and organization memory (the
@@ -65,7 +65,7 @@ def initial_status(
         not_own = subjects_own_words(provenance, scope, author_user_id)
         if not_own:
             return RevisionStatus.CANDIDATE, not_own
-    ungrounded = evidence.grounding(value, provenance.quote, evidence_text)
+    ungrounded = grounding.grounding(value, provenance.quote, evidence_text)
     if ungrounded:
         return RevisionStatus.CANDIDATE, ungrounded
     if review:

@@ -7,7 +7,7 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory_service.domain import authority, evidence, language, names, rules
+from memory_service.domain import authority, grounding, language, names, rules
 from memory_service.domain.authorization import AccessPolicy
 from memory_service.domain.model import (
     EvidenceRef,
@@ -201,7 +201,7 @@ class ProposalUseCases:
                 memory,
                 revision,
             )
-        if evidence.is_ungrounded(revision.status_reason):
+        if grounding.is_ungrounded(revision.status_reason):
             reason = f"{revision.status_reason}: a candidate until the user confirms it"
         elif primary.speaker is not Speaker.USER:
             reason = (

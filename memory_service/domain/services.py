@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from memory_service.domain import authority, conversations, evidence, names, rules
+from memory_service.domain import authority, conversations, evidence, grounding, names, rules
 from memory_service.domain.authorization import AccessPolicy, require_admin
 from memory_service.domain.documents import refuse_secret_in_uri
 from memory_service.domain.errors import (
@@ -241,7 +241,7 @@ class EvidenceResolver:
             read.append(message)
             self._secrets.kind(message.text)
             if authority.user_said_it(message.speaker, provenance.method):
-                evidence.grounding(draft.value, provenance.quote, message.text)
+                grounding.grounding(draft.value, provenance.quote, message.text)
         return read
 
     def message(self, uow: UnitOfWork, identity: Identity, name: str, field: str) -> Message:
@@ -403,7 +403,7 @@ class MemoryUseCases:
     def remembering(self) -> Iterator[None]:
         """The secret verdicts and groundings made within it are kept for the call: see
         `scan_ahead`."""
-        with self._secrets.remembering(), evidence.remembering_groundings():
+        with self._secrets.remembering(), grounding.remembering_groundings():
             yield
 
     def scan_ahead(

@@ -11,7 +11,7 @@ import pytest
 
 from memory_service.app.memories import MemoryCommands
 from memory_service.app.transactions import Answer, RequestKey, Transactions
-from memory_service.domain import evidence, names
+from memory_service.domain import grounding, names
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
 from memory_service.domain.model import (
     EvidenceRef,
@@ -79,13 +79,13 @@ def test_the_grounding_rule_answers_before_the_write_and_the_write_asks_it_nothi
 
     cited = transactions.write(OLGA, no_request_id(), append)
     asked: list[tuple[str, bool]] = []
-    rule = evidence._grounding
+    rule = grounding._grounding
 
-    def grounding(value: str, quote: str, evidence_text: str) -> str:
+    def counted(value: str, quote: str, evidence_text: str) -> str:
         asked.append((value, units.writing))
         return rule(value, quote, evidence_text)
 
-    monkeypatch.setattr(evidence, "_grounding", grounding)
+    monkeypatch.setattr(grounding, "_grounding", counted)
     values = ["prefers green shirts", "budget is 150 thousand euros"]  # the second: ungrounded
     commands = [
         CreateMemory(
@@ -115,6 +115,6 @@ def test_the_grounding_rule_answers_before_the_write_and_the_write_asks_it_nothi
         RevisionStatus.ACTIVE,
         RevisionStatus.CANDIDATE,
     ]
-    assert evidence.is_ungrounded(created[1][1].status_reason)
-    assert evidence.grounding(values[0], "", said[0]) == ""  # outside a call: asked again
+    assert grounding.is_ungrounded(created[1][1].status_reason)
+    assert grounding.grounding(values[0], "", said[0]) == ""  # outside a call: asked again
     assert len(asked) == 3

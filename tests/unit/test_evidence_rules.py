@@ -9,11 +9,11 @@ import pytest
 
 from memory_service.domain.evidence import (
     KeyHistory,
-    grounding,
     offered_time,
     said_time,
     stale_evidence,
 )
+from memory_service.domain.grounding import grounding
 from memory_service.domain.model import Memory, Revision, RevisionStatus
 from tests.support import records
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_service.domain import authority, documents, evidence, names, rules
+from memory_service.domain import authority, documents, evidence, grounding, names, rules
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.etags import parse_etag
 from memory_service.domain.export import SCHEMA_ID, content_hash, evidence_parts
@@ -569,7 +569,7 @@ def check_said(memory: Memory, said: dict[str, tuple[str, str]], path: str) -> N
         )
         if owner != speaker:
             raise ArchiveError(where, "the message was not said by the memory's subject")
-        problem = evidence.grounding(revision.value, revision.provenance.quote, text)
+        problem = grounding.grounding(revision.value, revision.provenance.quote, text)
         if problem:
             raise ArchiveError(f"{path}.revisions[{index}].content", problem)
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from memory_service.domain import authority, evidence, names, rules
+from memory_service.domain import authority, evidence, grounding, names, rules
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import (
     FailedPrecondition,
@@ -410,7 +410,7 @@ class ImportUseCases:
         scope = authority.own_memory(identity)
         value = value or item.text
         self._secrets.refuse("value", value)
-        ungrounded = evidence.grounding(value, "", item.text)
+        ungrounded = grounding.grounding(value, "", item.text)
         if ungrounded:
             raise FailedPrecondition(
                 f"{ungrounded}: an edited value must still say what the item says",

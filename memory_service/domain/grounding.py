@@ -1,0 +1,329 @@
+"""Grounding: evidence proves who spoke, not what was said. A value applies at once only when
+the message it cites says it, in the value's words or in others; otherwise it is a CANDIDATE
+whose reason names the word or figure the evidence does not carry.
+
+Two questions decide it, and the bench (`bench/grounding/`) measures both on labelled data:
+what does the rule refuse that it should (a changed figure, identifier, e-mail or name, a
+flipped negation, an opposite, added facts) and what does it refuse that a user needs (an
+extractor's paraphrase of a plain statement)?
+
+- The support is the message. A quote only locates the statement: the sentence it sits in
+  supports the value, so a short quote ("net 30") does not leave the rest of the value bare.
+- Figures (digits, numbers spelled out), e-mail addresses and words of order, time and
+  direction (`lexicon.POLAR`: "before", "Friday", "monthly") must occur in the support.
+- Every other content word must occur up to an inflection or a derivation ("payment" for
+  "pay"), or as a synonym (`lexicon.SYNONYMS`); words an extractor adds to frame a statement
+  ("the user prefers") and a leading name for a speaker who said "I" are let through.
+- A value's negation must agree with the clause of the support that says what the value says
+  ("I'm vegetarian, so no meat" supports "is vegetarian"; "Don't call me" never "call me").
+- A word whose opposite (`lexicon.ANTONYMS`) is in the support is refused by name.
+
+It is lexical on purpose: it answers the same on every machine, with the sidecar down, and from
+the message alone (never another tenant's data).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from memory_service.domain import lexicon, rules
+
+UNGROUNDED = "UNGROUNDED"
+
+_WORD = re.compile(r"\w+")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_CONTRACTED_NOT = re.compile(r"(?:ca)?n['\u2019]t\b")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_ORDINAL = re.compile(r"(?<=\d)(?:st|nd|rd|th)\b")
+_UNIT = re.compile(r"(?<=\d)(am|pm|a\.m\.|p\.m\.|h|hrs?|mins?|x)\b")
+_THOUSAND_SUFFIX = re.compile(r"(?<=\d)k\b")
+_CURRENCY = {"$": " usd ", "€": " eur ", "£": " gbp ", "%": " percent "}
+_CURRENCY_WORDS = {"dollar": "usd", "dollars": "usd", "bucks": "usd", "euro": "eur"}
+_CURRENCY_WORDS |= {"euros": "eur", "pct": "percent"}
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_UNITS = "one|two|three|four|five|six|seven|eight|nine"
+_COMPOUND_NUMBER = re.compile(rf"\b({_TENS})[-\s]({_UNITS})\b")
+_SENTENCE_END = re.compile(r"[.!?;\n]")
+_CLAUSE_BREAK = re.compile(
+    r"[.!?;:,\n()]|\b(?:but|so|because|although|though|while|whereas|except|however)\b"
+)
+_FIRST_PERSON = frozenset(["i", "me", "my", "mine", "myself", "we", "us", "our", "ours"])
+_MIN_PREFIX = 4  # words shorter than this match only as they are
+_MAX_INFLECTION_CHARS = 3  # "-less" and "-free" are longer: they change the meaning
+# Endings cut before words are compared, longest first; each keeps a stem of at least 3 or 4
+# letters ("paper" is not "pap" + "er", "early" not "ear" + "ly").
+_PLURAL: tuple[tuple[str, str, int], ...] = (("ies", "y", 3), ("sses", "ss", 2), ("xes", "x", 2))
+_PLURAL += (("ches", "ch", 2), ("shes", "sh", 2), ("s", "", 3))
+_DERIVATIONS = (
+    ("ations", 4),
+    ("ation", 4),
+    ("ments", 3),
+    ("ment", 3),
+    ("ness", 4),
+    ("ences", 4),
+    ("ence", 4),
+    ("ances", 4),
+    ("ance", 4),
+    ("ings", 3),
+    ("ing", 3),
+    ("ions", 4),
+    ("ion", 4),
+    ("ity", 4),
+    ("able", 4),
+    ("ible", 4),
+    ("ive", 4),
+    ("ful", 4),
+    ("ers", 4),
+    ("er", 4),
+    ("ors", 4),
+    ("or", 4),
+    ("als", 4),
+    ("al", 4),
+    ("ly", 4),
+    ("ed", 3),
+)
+
+
+def base(word: str) -> str:
+    """A word reduced to what its inflections and derivations share ("payments" -> "pay")."""
+    if word in lexicon.IRREGULAR:
+        return lexicon.IRREGULAR[word]
+    if _is_figure(word) or len(word) <= 3:
+        return word
+    for suffix, replacement, keep in _PLURAL:
+        if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= keep:
+            word = word[: -len(suffix)] + replacement
+            break
+    for suffix, keep in _DERIVATIONS:
+        if word.endswith(suffix) and len(word) - len(suffix) >= keep:
+            return word[: -len(suffix)]
+    return word
+
+
+def _is_figure(word: str) -> bool:
+    return any(c.isdigit() for c in word) or word in lexicon.NUMBER_WORDS
+
+
+def _close(one: str, other: str) -> bool:
+    """The same word, or one an inflection longer than the other ("preferr"/"prefer")."""
+    if one == other:
+        return True
+    if min(len(one), len(other)) < _MIN_PREFIX or abs(len(one) - len(other)) > (
+        _MAX_INFLECTION_CHARS
+    ):
+        return False
+    return one.startswith(other) or other.startswith(one)
+
+
+def _index_groups() -> dict[str, list[frozenset[str]]]:
+    by_start: dict[str, list[frozenset[str]]] = {}
+    for group in lexicon.SYNONYMS:
+        reduced = frozenset(base(word) for word in group)
+        for word in reduced:
+            by_start.setdefault(word[:3], []).append(reduced)
+    return by_start
+
+
+_GROUPS = _index_groups()
+_OPPOSITES: dict[str, set[str]] = {}
+for _one, _other in lexicon.ANTONYMS:
+    _OPPOSITES.setdefault(base(_one), set()).add(base(_other))
+    _OPPOSITES.setdefault(base(_other), set()).add(base(_one))
+
+
+def _synonyms(stem: str) -> set[str]:
+    found: set[str] = set()
+    for group in _GROUPS.get(stem[:3], ()):
+        if any(_close(stem, member) for member in group):
+            found |= group
+    return found
+
+
+@dataclass(frozen=True)
+class _Text:
+    """A text as the rule reads it: its words (casefolded, figures normalised) and their bases."""
+
+    words: tuple[str, ...]
+    bases: frozenset[str]
+
+    @staticmethod
+    def of(text: str) -> _Text:
+        words = tuple(_words(text))
+        return _Text(words, frozenset(base(word) for word in words))
+
+    def has(self, word: str, *, loosely: bool = True) -> bool:
+        """Whether the word occurs here: as it is for figures; by its base, a close base
+        (`loosely`) or a synonym for the others."""
+        if _is_figure(word):
+            return word in self.words
+        stem = base(word)
+        if stem in self.bases:
+            return True
+        if loosely and any(_close(stem, other) for other in self.bases if not _is_figure(other)):
+            return True
+        return any(member in self.bases for member in _synonyms(stem))
+
+    def negated(self) -> bool:
+        return any(word in lexicon.NEGATORS for word in self.words)
+
+
+def _prepared(text: str) -> str:
+    """One spelling for what may be written several ways: "n't" as "not", "1,250" as "1250",
+    "10am" as "10 am", "3rd" as "3", "$" as "usd", "twenty-five" as "25"."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _CONTRACTED_NOT.sub(" not", text)
+    for sign, word in _CURRENCY.items():
+        text = text.replace(sign, word)
+    text = _THOUSANDS.sub("", text)
+    text = _ORDINAL.sub("", text)
+    text = _UNIT.sub(r" \1", text)
+    text = _THOUSAND_SUFFIX.sub("000", text)
+    return _COMPOUND_NUMBER.sub(
+        lambda m: str(lexicon.NUMBER_VALUES[m.group(1)] + lexicon.NUMBER_VALUES[m.group(2)]), text
+    )
+
+
+def _words(text: str) -> Iterator[str]:
+    for word in _WORD.findall(_prepared(_EMAIL.sub(" ", text))):
+        word = _CURRENCY_WORDS.get(word, word)
+        value = lexicon.NUMBER_VALUES.get(word)
+        yield word if value is None else str(value)
+
+
+def _content(word: str) -> bool:
+    if word in lexicon.FUNCTION_WORDS or word in lexicon.NEGATORS:
+        return False
+    return len(word) >= 2 or word.isdigit()
+
+
+def _located(quote: str, evidence_text: str) -> str:
+    """The sentence(s) the quote sits in: it says where the statement is, not all it says."""
+    span = rules.quote_span(quote, evidence_text)
+    if span is None:
+        return quote
+    text, start, end = span
+    ends = [m.start() for m in _SENTENCE_END.finditer(text)]
+    first = max((i + 1 for i in ends if i < start), default=0)
+    last = min((i for i in ends if i >= end), default=len(text))
+    return text[first:last]
+
+
+def _leading_names(value: str) -> set[str]:
+    """The value's first one or two words when written as a name ("Caroline attended ..."):
+    the speaker, named by an extractor writing about the conversation."""
+    names: set[str] = set()
+    for token in value.split()[:2]:
+        word = _WORD.findall(token)
+        if not word or not word[0][:1].isupper():
+            break
+        names.add(word[0].casefold())
+        if not token[-1:].isalnum():
+            break
+    return names
+
+
+def _capitalised(value: str) -> set[str]:
+    return {word.casefold() for word in _WORD.findall(value)[1:] if word[:1].isupper()}
+
+
+def _quoted(word: str, value: str) -> str:
+    """A word of the value for a reason; never the whole value (a reason does not repeat it)."""
+    return "the value" if rules.normalize_for_match(value) == word else f"{word!r}"
+
+
+def _clause_negation_disagrees(value: _Text, words: list[str], support_text: str) -> bool:
+    """Whether the value's negation differs from that of the support's clause(s) saying most
+    of what the value says; with no such clause, from the support as a whole."""
+    clauses = [_Text.of(part) for part in _CLAUSE_BREAK.split(support_text) if part.strip()]
+    scored = [(sum(clause.has(word) for word in words), clause) for clause in clauses]
+    best = max((score for score, _ in scored), default=0)
+    if best == 0:
+        return value.negated() != _Text.of(support_text).negated()
+    return any(clause.negated() != value.negated() for score, clause in scored if score == best)
+
+
+def _grounding(value: str, quote: str, evidence_text: str) -> str:
+    """Why the value is not supported by its evidence; '' when it is (see the module)."""
+    support_text = _located(quote, evidence_text) if quote else evidence_text
+    support = _Text.of(support_text)
+    addresses = {email.casefold() for email in _EMAIL.findall(support_text)}
+    for email in _EMAIL.findall(value):
+        if email.casefold() not in addresses:
+            return f"{UNGROUNDED}: the e-mail address {email!r} does not occur in its evidence"
+    value_text = _Text.of(value)
+    words = [word for word in value_text.words if _content(word)]
+    for word in words:
+        if _is_figure(word) and not support.has(word):
+            return (
+                f"{UNGROUNDED}: the figure or identifier {_quoted(word, value)} "
+                "does not occur in its evidence"
+            )
+    for word in words:
+        if word in lexicon.POLAR and not support.has(word, loosely=False):
+            return f"{UNGROUNDED}: {_quoted(word, value)} does not occur in its evidence"
+    for word in words:
+        if support.has(word):
+            continue
+        opposite = _OPPOSITES.get(base(word), set()) & support.bases
+        if opposite:
+            return (
+                f"{UNGROUNDED}: {_quoted(word, value)} is the opposite of "
+                f"{sorted(opposite)[0]!r} in its evidence"
+            )
+    if _clause_negation_disagrees(value_text, words, support_text):
+        return f"{UNGROUNDED}: the value and its evidence disagree on a negation"
+    if not words:  # function words or symbols only: they must be there as they are
+        if rules.quote_occurs(value, support_text):
+            return ""
+        return f"{UNGROUNDED}: the value does not occur in its evidence"
+    speaker_named = _leading_names(value) if _FIRST_PERSON & set(support.words) else set()
+    names = _capitalised(value)
+    unsupported = [
+        word
+        for word in words
+        if not support.has(word) and word not in lexicon.FRAMING_WORDS and word not in speaker_named
+    ]
+    if not unsupported:
+        return ""
+    word = unsupported[0]
+    what = "the name" if word in names else "the word"
+    return f"{UNGROUNDED}: {what} {_quoted(word, value)} does not occur in its evidence"
+
+
+# Inside `remembering_groundings()`: answers by (value, quote, evidence text).
+_GROUNDINGS: ContextVar[dict[tuple[str, str, str], str] | None] = ContextVar(
+    "groundings", default=None
+)
+
+
+@contextmanager
+def remembering_groundings() -> Iterator[None]:
+    """Within one call, `grounding` answers the same value, quote and evidence text once: a
+    batch asks before its write transaction (outside SQLite's one writer lock), and the write
+    finds the answers. They live only as long as the call."""
+    token = _GROUNDINGS.set({}) if _GROUNDINGS.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _GROUNDINGS.reset(token)
+
+
+def grounding(value: str, quote: str, evidence_text: str) -> str:
+    """Why the value is not supported by its evidence; '' when it is (see the module)."""
+    known = _GROUNDINGS.get()
+    if known is None:
+        return _grounding(value, quote, evidence_text)
+    found = known.get((value, quote, evidence_text))
+    if found is None:
+        found = known[(value, quote, evidence_text)] = _grounding(value, quote, evidence_text)
+    return found
+
+
+def is_ungrounded(status_reason: str) -> bool:
+    return status_reason.startswith(f"{UNGROUNDED}:")

@@ -1,0 +1,300 @@
+"""The words the grounding rule (`grounding.py`) knows about English, as data.
+
+Kept apart from the rule so that a word can be added without reading the algorithm, and so that
+the lists can be reviewed against the grounding bench (`bench/grounding/`): every entry is a
+claim about what a paraphrase may change and what it may not.
+"""
+
+from __future__ import annotations
+
+
+def _set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# Function words: they carry no fact of their own, so a value may add or drop them. Words that
+# decide a fact ("before", "after", "more", "only", "no") are not here: see POLAR and NEGATORS.
+FUNCTION_WORDS = _set(
+    """
+    a an the and or but if so as at by for from in into of on onto to with within via per about
+    across along among around against than then there here this that these those it its it's is
+    are was were be been being am do does did doing done have has had having i me my mine
+    myself we us our ours ourselves you your yours yourself yourselves he him his himself she
+    her hers herself they them their theirs themselves one's who whom whose which what when
+    where why how whether while because since though although can could may might must shall
+    should will would also just too very really quite i'm i've i'd i'll let's we're we've we'll
+    you're they're he's she's that's there's s t re ve ll d m please thanks thank ok okay yes
+    yeah well oh hey hi hello any each other such own same both either all some
+    """
+)
+
+# Words an extractor adds when it writes a statement about someone ("the user prefers ...",
+# "customer wants ..."): a value may carry them although the evidence does not.
+FRAMING_WORDS = _set(
+    """
+    user users customer customers client clients person people someone they usual usually
+    generally typically normally currently now still prefer prefers preferred preference
+    preferences want wants wish like likes note noted says said mentioned mentions state states
+    stated
+    """
+)
+
+# Words that make a statement its opposite. "n't" is spelled "not" before words are split.
+NEGATORS = _set(
+    """
+    no not never nor none nobody nothing neither nowhere cannot without stop stopped stops
+    avoid avoids avoided avoiding dislike dislikes disliked hate hates hated refuse refuses
+    refused decline declines declined quit quits against lacks lack unable nope
+    """
+)
+
+# Words a paraphrase may not swap or add: if the value has one, its evidence must have it (or a
+# word of the same group below). Order, direction, extent, time of day and week, period.
+POLAR = _set(
+    """
+    before after above below over under more less fewer most least early earlier late later
+    first last next previous prior only every always sometimes often rarely seldom increase
+    decrease raise lower higher up down min max minimum maximum morning afternoon evening night
+    tonight noon midnight lunchtime weekend weekends weekday weekdays am pm today tomorrow
+    yesterday daily weekly biweekly monthly quarterly yearly annually annual monday tuesday
+    wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
+    january february march april may june july august september october november december jan
+    feb mar apr jun jul aug sep sept oct nov dec spring summer autumn fall winter north south
+    east west left right inbound outbound internal external
+    """
+)
+
+# Numbers spelled out are figures: compared exactly, after the ones below become digits.
+NUMBER_VALUES = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+
+
+NUMBER_WORDS = _set(
+    """
+    hundred thousand million billion trillion dozen half quarter twice thrice double triple
+    second third fourth fifth sixth seventh eighth ninth tenth
+    """
+)
+
+# Past forms and plurals a suffix rule cannot undo.
+IRREGULAR = {
+    "went": "go",
+    "gone": "go",
+    "goes": "go",
+    "bought": "buy",
+    "paid": "pay",
+    "sent": "send",
+    "met": "meet",
+    "spoke": "speak",
+    "spoken": "speak",
+    "told": "tell",
+    "made": "make",
+    "took": "take",
+    "taken": "take",
+    "began": "begin",
+    "begun": "begin",
+    "left": "leave",
+    "got": "get",
+    "gotten": "get",
+    "ate": "eat",
+    "eaten": "eat",
+    "drove": "drive",
+    "driven": "drive",
+    "flew": "fly",
+    "flown": "fly",
+    "flies": "fly",
+    "flight": "fly",
+    "flights": "fly",
+    "ran": "run",
+    "wrote": "write",
+    "written": "write",
+    "chose": "choose",
+    "chosen": "choose",
+    "choice": "choose",
+    "kept": "keep",
+    "felt": "feel",
+    "found": "find",
+    "gave": "give",
+    "given": "give",
+    "held": "hold",
+    "knew": "know",
+    "known": "know",
+    "led": "lead",
+    "lost": "lose",
+    "meant": "mean",
+    "sold": "sell",
+    "sale": "sell",
+    "sales": "sell",
+    "spent": "spend",
+    "stood": "stand",
+    "taught": "teach",
+    "thought": "think",
+    "understood": "understand",
+    "won": "win",
+    "children": "child",
+    "kids": "child",
+    "kid": "child",
+    "men": "man",
+    "women": "woman",
+    "grew": "grow",
+    "grown": "grow",
+    "saw": "see",
+    "seen": "see",
+    "came": "come",
+    "became": "become",
+    "brought": "bring",
+    "built": "build",
+    "caught": "catch",
+    "fed": "feed",
+    "heard": "hear",
+    "hid": "hide",
+    "lent": "lend",
+    "rode": "ride",
+    "sang": "sing",
+    "slept": "sleep",
+    "swam": "swim",
+    "threw": "throw",
+    "wore": "wear",
+    "worn": "wear",
+    "did": "do",
+    "signed": "sign",
+    "lives": "live",
+    "wives": "wife",
+    "leaves": "leave",
+    "e-mail": "email",
+    "e-mails": "email",
+    "mails": "email",
+    "emailed": "email",
+    "veggie": "vegetarian",
+}
+
+# Words that say the same thing in a statement someone makes about themselves or a customer.
+# Two words are synonyms when one group holds both (after `grounding.base` reduced them).
+SYNONYMS: tuple[frozenset[str], ...] = tuple(
+    _set(line)
+    for line in """
+    prefer like want love enjoy fond favorite favourite rather wish keen fan into
+    start begin commence kickoff launch open
+    end finish conclude close wrap expire
+    call phone ring dial
+    call name nickname go known
+    buy purchase order acquire procure get
+    ship deliver send dispatch delivery shipment order arrive
+    meeting meet appointment schedule book calendar call slot session
+    manager boss supervisor report lead head
+    use utilize rely run adopt employ work
+    email mail inbox message write
+    attend go visit join participate went
+    company firm business organisation organization employer org vendor supplier
+    customer client account buyer
+    contract agreement deal subscription plan
+    price cost pricing rate fee charge
+    discount rebate reduction markdown
+    renew renewal extend extension
+    cancel terminate drop churn
+    big large huge
+    small little tiny
+    quick fast rapid prompt asap
+    talk speak chat discuss mention say tell
+    live reside base locate stay home
+    move relocate
+    allergic allergy
+    trip travel fly journey
+    help assist support
+    need require must
+    receive get obtain
+    decide decision approve sign signoff authority
+    budget spend fund
+    competitor rival competition
+    problem issue bug trouble complaint defect
+    package packaging pack box
+    invoice bill billing
+    pay payment remit
+    term condition
+    time zone timezone
+    job role position title work
+    hire join onboard
+    leave quit resign depart
+    eat food meal dish diet
+    drink beverage
+    child son daughter
+    spouse wife husband partner
+    dog puppy
+    cat kitten
+    car vehicle
+    reach contact
+    update inform notify
+    text sms
+    chat slack
+    doc document
+    info information detail
+    fiscal financial
+    year annual
+    month monthly
+    week weekly
+    day daily
+    quarter quarterly
+    begin start
+    happen occur take place
+    enjoy hobby
+    study learn
+    practice train
+    want need
+    note remember
+    """.strip().splitlines()
+)
+
+# Pairs a paraphrase never crosses: a value with one word of a pair whose evidence has the other.
+ANTONYMS: tuple[tuple[str, str], ...] = tuple(
+    (one, other)
+    for one, _, other in (
+        pair.partition("/")
+        for pair in _set(
+            """
+    love/hate like/dislike like/hate prefer/avoid enjoy/hate accept/reject agree/disagree
+    increase/decrease raise/lower rise/fall up/down more/less more/fewer most/least early/late
+    earlier/later before/after above/below over/under first/last next/previous morning/evening
+    morning/night morning/afternoon afternoon/evening day/night aisle/window hot/cold warm/cool
+    open/close start/end begin/end start/stop buy/sell win/lose include/exclude allow/forbid
+    allow/ban enable/disable internal/external inbound/outbound import/export credit/debit
+    income/expense profit/loss high/low higher/lower big/small large/small long/short fast/slow
+    quick/slow cheap/expensive new/old young/old strong/weak happy/sad easy/hard easy/difficult
+    simple/complex formal/informal public/private online/offline remote/onsite remote/office
+    paper/paperless upgrade/downgrade add/remove yes/no true/false light/dark north/south
+    east/west left/right on/off always/never positive/negative present/absent arrive/leave
+    husband/wife son/daughter brother/sister mother/father boy/girl male/female annual/monthly
+    weekly/monthly daily/weekly inside/outside indoor/outdoor maximum/minimum max/min
+    upper/lower plus/minus full/empty heavy/light sweet/savory dry/wet wide/narrow loud/quiet
+    tall/short hourly/daily
+    """
+        )
+    )
+)
