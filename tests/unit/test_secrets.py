@@ -56,6 +56,11 @@ SECRETS = [
     "5500-0000-0000-0004 exp 12/27",
     "amex 3782 822463 10005",
     "pay with 6011111111111117 0525",
+    "4539148803436467",
+    "card on file for order 1234: 4539148803436467",
+    "order 4539148803436467, charge the visa",
+    "4539148803436467 for order 77",
+    "45391488034364671227123",  # the card, its expiry and CVV pasted together
     # Key and token formats.
     "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
     "rk_live_4eC39HqLyjWDarjtT1zdp7dc",
@@ -130,6 +135,18 @@ LOOK_ALIKES = [
     "Dana prefers email; her manager is Chris.",
     "internationalization and localization strategies",
     "orders 123456 789012 345678 901234",
+    # Identifiers a CRM label names, in a text that says nothing of cards: a random 16-digit id
+    # passes an issuer's prefix and Luhn about one time in twenty.
+    "order 4539148803436467 shipped",
+    "Invoice #: 4539148803436467",
+    "tracking number A-4539148803436467",
+    "re: 4539148803436467",
+    "Acct 5555555555554444 is overdue",
+    "IMEI 356938035643809",
+    "356938035643809",  # an IMEI: Luhn-valid, but no issuer hands out 15 digits after 35
+    "Credit note against shipment 71411775773180682193 issued",
+    "ticket 3625-6687079521 / ticket 3425-8774458",
+    "Sync id 641ba490-c25e-4c4e-b5de-106d9cc9bd08 failed; retry order 45346830907167482",
     "orders 123456, 789012, 345678, 901234, 567890",
     "Q3 quantities 12 15 18 20 22 25 31 40 12 15 18 20 22 25 31 40 12 15 18 20 22 25 31 40 "
     "12 15 18 20 22 25 31 40 12 15 18 20",
