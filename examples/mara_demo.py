@@ -1,5 +1,7 @@
 """The Mara story from the reference articles, against a running service (`make run`, then
-`make demo`). Each step prints what the assistant's context for a new call would hold."""
+`make demo`; another address: MEMORY_ADDRESS=host:port). Each step prints what the assistant's
+context for a new call would hold. When no service answers, or it refuses the tokens, it says
+so in one line."""
 
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ import sys
 import time
 import uuid
 
-import grpc
 from crmmem.memory.v1 import access_service_pb2 as access_pb
 from crmmem.memory.v1 import access_service_pb2_grpc as access_grpc
 from crmmem.memory.v1 import context_service_pb2 as ctx_pb
@@ -22,7 +23,9 @@ from crmmem.memory.v1 import transcript_service_pb2 as tr
 from crmmem.memory.v1 import transcript_service_pb2_grpc as tr_grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
-ADDRESS = os.environ.get("MEMORY_ADDRESS", "127.0.0.1:50051")
+from memory_service.cli import DEFAULT_ADDRESS, example_channel, run_example
+
+ADDRESS = os.environ.get("MEMORY_ADDRESS", DEFAULT_ADDRESS)
 TENANT = f"demo-{uuid.uuid4().hex[:6]}"
 
 
@@ -35,7 +38,7 @@ def token(user: str, roles: str = "") -> list[tuple[str, str]]:
     return [("authorization", f"Bearer {out.stdout.strip()}")]
 
 
-CHANNEL = grpc.insecure_channel(ADDRESS)
+CHANNEL = example_channel(ADDRESS, "demo")  # before any token is made
 MEMORIES = svc_grpc.MemoryServiceStub(CHANNEL)
 CONTEXT = ctx_grpc.ContextServiceStub(CHANNEL)
 TRANSCRIPT = tr_grpc.TranscriptServiceStub(CHANNEL)
@@ -224,4 +227,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_example(main, "demo", ADDRESS))

@@ -1,5 +1,8 @@
 """Quick start against a running memory service: say something, remember it, correct it, read
-the history. Run `make run` in one terminal, then `make quickstart` (or this file) in another."""
+the history. Run `make run` in one terminal, then `make quickstart` (or this file) in another.
+Another address: MEMORY_ADDRESS=host:port. Everything said goes into Mara's conversation
+`conversations/quickstart`, which `memoryctl context --conversation conversations/quickstart`
+then shows. When no service answers, or it refuses the token, it says so in one line."""
 
 from __future__ import annotations
 
@@ -17,6 +20,11 @@ from crmmem.memory.v1 import memory_service_pb2_grpc as svc_grpc
 from crmmem.memory.v1 import transcript_service_pb2 as tr
 from crmmem.memory.v1 import transcript_service_pb2_grpc as tr_grpc
 from google.protobuf.timestamp_pb2 import Timestamp
+
+from memory_service.cli import DEFAULT_ADDRESS, example_channel, run_example
+
+# One conversation for every run: conversation ids are per user, so this is Mara's own.
+CONVERSATION = "conversations/quickstart"
 
 
 def dev_token() -> str:
@@ -42,18 +50,15 @@ def start_of(revision: pb.MemoryRevision) -> str:
     return revision.valid_from.ToJsonString() if revision.HasField("valid_from") else "always"
 
 
-def main() -> None:
-    address = os.environ.get("MEMORY_ADDRESS", "127.0.0.1:50051")
+def main(channel: grpc.Channel) -> None:
     auth = [("authorization", f"Bearer {dev_token()}")]
-    channel = grpc.insecure_channel(address)
     memories = svc_grpc.MemoryServiceStub(channel)
     transcript = tr_grpc.TranscriptServiceStub(channel)
 
     def say(text: str, speaker: int = pb.SPEAKER_USER) -> str:
         reply = transcript.AppendMessage(
             tr.AppendMessageRequest(
-                parent=f"conversations/quickstart-{uuid.uuid4().hex[:6]}",
-                message=tr.Message(speaker=speaker, text=text),
+                parent=CONVERSATION, message=tr.Message(speaker=speaker, text=text)
             ),
             metadata=auth,
         )
@@ -161,4 +166,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    ADDRESS = os.environ.get("MEMORY_ADDRESS", DEFAULT_ADDRESS)
+    CHANNEL = example_channel(ADDRESS, "quickstart")
+    sys.exit(run_example(lambda: main(CHANNEL), "quickstart", ADDRESS, sends_memory_token=True))

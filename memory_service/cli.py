@@ -2,7 +2,13 @@
 where did it come from?" in one command: `memoryctl about "meetings"`.
 
 Talks gRPC to a running service (MEMORY_ADDRESS, default 127.0.0.1:50051) with MEMORY_TOKEN,
-or with a development token when the service runs in dev mode on this checkout.
+or with a development token signed with the key the development service keeps in its data
+folder (`find_credentials`). Every failure is one line on stderr and exit status 1.
+
+Tables and progress counters are the few lines below, not a library: what they need is aligned
+columns and one counter rewritten with `\r`, and the one table library installed beside the
+service (rich) arrives only through the sidecar's model-export extra, so memoryctl, which ships
+with the memory service alone, would have to add it and its three dependencies to every install.
 """
 
 from __future__ import annotations
@@ -12,9 +18,11 @@ import csv
 import json
 import os
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +41,12 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from memory_service import review_cli
 
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+# The file in its data folder where a dev-mode service keeps its key (config.dev_secret).
+DEV_SECRET_FILE = "dev-jwt-secret"
+# How long to wait for a connection before saying that no service answers.
+CONNECT_SECONDS = 5.0
+
 FORMATS = {
     "chatgpt": imp_pb.ARCHIVE_FORMAT_CHATGPT_CONVERSATIONS,
     "summary": imp_pb.ARCHIVE_FORMAT_MEMORY_SUMMARY,
@@ -40,9 +54,162 @@ FORMATS = {
 }
 
 
+class Refused(Exception):
+    """A failure memoryctl explains itself: printed as one line, exit status 1."""
+
+
+def unreachable(address: str) -> str:
+    """The line for a service that does not answer: the address tried and the two ways on."""
+    return (
+        f"no memory service answers at {address}: start one with `make run` in the checkout "
+        "(another terminal), or set MEMORY_ADDRESS=host:port to where it runs"
+    )
+
+
+def connect(address: str) -> grpc.Channel:
+    """A channel that has connected, or `Refused` with `unreachable`'s line. A refused
+    connection says so at once (its first TRANSIENT_FAILURE), instead of a call's raw
+    UNAVAILABLE; an address that never answers takes CONNECT_SECONDS."""
+    channel = grpc.insecure_channel(address)
+    settled = threading.Event()
+    first: list[grpc.ChannelConnectivity] = []
+
+    def watch(state: grpc.ChannelConnectivity) -> None:
+        if state in (grpc.ChannelConnectivity.READY, grpc.ChannelConnectivity.TRANSIENT_FAILURE):
+            first.append(state)
+            settled.set()
+
+    channel.subscribe(watch, try_to_connect=True)
+    settled.wait(CONNECT_SECONDS)
+    channel.unsubscribe(watch)
+    if not first or first[0] != grpc.ChannelConnectivity.READY:
+        channel.close()
+        raise Refused(unreachable(address))
+    return channel
+
+
+@dataclass(frozen=True)
+class Credentials:
+    token: str
+    origin: str  # where the token came from, for the line that explains a refusal
+    advice: str = ""  # what to set when the service refuses it
+
+
+# What to set when the service refuses a development token.
+DEV_KEY_ADVICE = (
+    f"set MEMORY_DATA_DIR to the folder holding its {DEV_SECRET_FILE}, or MEMORY_TOKEN to a "
+    "token it issued"
+)
+
+
+def checkout_data_dir() -> Path | None:
+    """`make run`'s data folder when memoryctl runs from a source checkout (the editable install
+    `make` sets up), wherever the shell is: the service there keeps its dev key in it."""
+    root = Path(__file__).resolve().parents[1]
+    return root / "data" if (root / "pyproject.toml").is_file() else None
+
+
+def dev_key_file() -> Path | None:
+    """The development key the running service uses: in MEMORY_DATA_DIR when set (the service's
+    own setting, so the same value names the same file), else in ./data, else in the checkout's
+    data folder. Never created here: a key memoryctl made up signs tokens no service accepts."""
+    named = os.environ.get("MEMORY_DATA_DIR")
+    places = [Path(named)] if named else [Path("data"), checkout_data_dir()]
+    for place in places:
+        if place is not None and (place / DEV_SECRET_FILE).is_file():
+            return (place / DEV_SECRET_FILE).resolve()
+    return None
+
+
+def find_credentials() -> Credentials:
+    """MEMORY_TOKEN as given; else a development token for MEMORY_TENANT / MEMORY_USER /
+    MEMORY_ROLES (acme / mara / none) signed with MEMORY_JWT_SECRET or the dev key file."""
+    if token := os.environ.get("MEMORY_TOKEN"):
+        return Credentials(token, "MEMORY_TOKEN")
+    from crmmem_runtime.settings import ConfigError, load
+    from memory_service.config import Settings
+    from memory_service.transport.auth import TokenAuthenticator
+
+    try:
+        settings = load(Settings)
+    except ConfigError as error:
+        raise Refused(f"configuration error: {error}") from None
+    key_file = None if settings.jwt_secret else dev_key_file()
+    advice = ""
+    if settings.jwt_secret:
+        secret, origin = settings.jwt_secret, "MEMORY_JWT_SECRET"
+    elif key_file is not None:
+        secret, origin = key_file.read_text().strip(), f"the development key {key_file}"
+        advice = DEV_KEY_ADVICE
+    else:
+        raise Refused(
+            "no token: set MEMORY_TOKEN to a bearer token (`make -s token` in the checkout "
+            "prints one), or MEMORY_DATA_DIR to the data folder of the development service "
+            f"(the folder holding its {DEV_SECRET_FILE})"
+        )
+    authenticator = TokenAuthenticator(
+        secret,
+        settings.jwt_issuer,
+        settings.jwt_audience,
+        settings.jwt_max_lifetime_seconds,
+    )
+    roles = [r for r in os.environ.get("MEMORY_ROLES", "").split(",") if r]
+    try:
+        token = authenticator.mint(
+            os.environ.get("MEMORY_TENANT", "acme"), os.environ.get("MEMORY_USER", "mara"), roles
+        )
+    except ValueError as error:
+        raise Refused(f"cannot make a development token: {error}") from None
+    return Credentials(token, origin, advice)
+
+
+def explain(error: grpc.RpcError, address: str, credentials: Credentials) -> str:
+    """One line for a failed call; a refused token says where it came from and what to set."""
+    if not isinstance(error, grpc.Call):
+        return f"ERROR: {error}"
+    line = f"{error.code().name}: {error.details()}"
+    if error.code() == grpc.StatusCode.UNAUTHENTICATED:
+        line += f"; the service at {address} does not accept the token from {credentials.origin}"
+        line += f": {credentials.advice}" if credentials.advice else ""
+    return line
+
+
+def example_channel(address: str, program: str) -> grpc.Channel:
+    """For the examples (`make quickstart`, `make demo`): a connected channel, or exit 1 with
+    memoryctl's line for a service that does not answer, instead of a traceback."""
+    try:
+        return connect(address)
+    except Refused as error:
+        raise SystemExit(f"{program}: {error}") from None
+
+
+def run_example(
+    main: Callable[[], None], program: str, address: str, *, sends_memory_token: bool = False
+) -> int:
+    """Runs an example's steps; a failed call is one line on stderr and exit status 1. Its
+    tokens come from `python -m memory_service token`, which signs with MEMORY_JWT_SECRET or
+    the development key in MEMORY_DATA_DIR (./data), unless it sends MEMORY_TOKEN as it is."""
+    if sends_memory_token and os.environ.get("MEMORY_TOKEN"):
+        credentials = Credentials("", "MEMORY_TOKEN")
+    elif os.environ.get("MEMORY_JWT_SECRET"):
+        credentials = Credentials("", "MEMORY_JWT_SECRET")
+    else:
+        folder = Path(os.environ.get("MEMORY_DATA_DIR") or "data").resolve()
+        credentials = Credentials(
+            "",
+            f"the development key {folder / DEV_SECRET_FILE}",
+            "set MEMORY_DATA_DIR to that service's data folder, or MEMORY_JWT_SECRET to its key",
+        )
+    try:
+        main()
+    except grpc.RpcError as error:
+        print(f"{program}: {explain(error, address, credentials)}", file=sys.stderr)
+        return 1
+    return 0
+
+
 class Cli:
-    def __init__(self, address: str, token: str, as_json: bool) -> None:
-        channel = grpc.insecure_channel(address)
+    def __init__(self, channel: grpc.Channel, address: str, token: str, as_json: bool) -> None:
         self.address = address
         self.auth: tuple[tuple[str, str | bytes], ...] = (("authorization", f"Bearer {token}"),)
         self.memories = svc_grpc.MemoryServiceStub(channel)
@@ -134,28 +301,22 @@ def cmd_history(cli: Cli, args: argparse.Namespace) -> None:
 
 
 def cmd_about(cli: Cli, args: argparse.Namespace) -> None:
-    """Recall plus keyed matches, each with the evidence it rests on."""
+    """What is known about a subject, for a person: first every memory that names it (in its
+    key or a value), then those recall finds by meaning, closest first. Each shows what applies
+    now, what is set to apply later, what waits for confirmation, and where each came from.
+
+    No similarity scores and no score floor: the fused scores rank the hits of one query but
+    mean nothing across queries or tenants, so any floor hides a paraphrase on one question and
+    lets noise through on the next. The two groups are labelled instead, `--limit` bounds what
+    recall adds, and the person reading judges the text."""
+    subject = args.text
     recalled = cli.memories.RecallMemories(
-        svc.RecallMemoriesRequest(query=args.text, limit=10), metadata=cli.auth
+        svc.RecallMemoriesRequest(query=subject, limit=args.limit), metadata=cli.auth
     )
     listed = cli.memories.ListMemories(
-        svc.ListMemoriesRequest(value_contains=args.text[:200], page_size=100), metadata=cli.auth
+        svc.ListMemoriesRequest(value_contains=subject[:200], page_size=ABOUT_NAMED),
+        metadata=cli.auth,
     )
-    seen, rows = set(), []
-    for memory in [r.memory for r in recalled.memories] + list(listed.memories):
-        if memory.name in seen or not memory.HasField("applicable_revision"):
-            continue
-        seen.add(memory.name)
-        revision = memory.applicable_revision
-        rows.append(
-            [
-                memory.key,
-                revision.value,
-                f"r{revision.revision_number}",
-                when(revision.provenance.source_time, "unknown"),
-                source(revision),
-            ]
-        )
     if cli.as_json:
         print(
             json.dumps(
@@ -163,9 +324,75 @@ def cmd_about(cli: Cli, args: argparse.Namespace) -> None:
             )
         )
         return
+    named: dict[str, pb.Memory] = {m.name: m for m in listed.memories}
+    related: dict[str, pb.Memory] = {}
+    for hit in recalled.memories:
+        if hit.memory.name not in named:
+            group = named if names(hit.memory, subject) else related
+            group[hit.memory.name] = hit.memory
     if recalled.degraded:
-        print(f"(search unavailable: {recalled.degraded_reason}; showing text matches only)\n")
-    table(["key", "remembered", "rev", "said", "where it came from"], rows)
+        print(f"(search unavailable: {recalled.degraded_reason}; only memories naming it)\n")
+    if named:
+        more = " (more: memoryctl list --text …)" if listed.next_page_token else ""
+        print(f"Remembered about {subject!r}{more}:\n")
+        for memory in named.values():
+            print_known(memory)
+    else:
+        print(f"Nothing remembered names {subject!r}.\n")
+    if related:
+        print("Related by meaning, closest first:\n")
+        for memory in related.values():
+            print_known(memory)
+    if named or related:
+        print("Every revision of one: memoryctl history memories/<id>")
+
+
+ABOUT_NAMED = 100  # memories naming the subject shown at most (the first page of the listing)
+
+
+def names(memory: pb.Memory, subject: str) -> bool:
+    """Whether the memory's key, key context or a current value contains the subject's words
+    (case ignored; a key's `_` and `-` read as spaces)."""
+    wanted = " ".join(subject.casefold().split())
+    texts = [memory.key, memory.key_context]
+    texts = [t.replace("_", " ").replace("-", " ") for t in texts]
+    texts += [memory.applicable_revision.value, memory.latest_revision.value]
+    return any(wanted in " ".join(text.casefold().split()) for text in texts if text)
+
+
+def print_known(memory: pb.Memory) -> None:
+    """A memory as a person reads it: the key and whose it is, then each value that matters
+    now (what applies, what will, what awaits confirmation) with where it came from."""
+    scope = pb.ScopeType.Name(memory.scope.type).removeprefix("SCOPE_TYPE_").lower()
+    whose = f"{scope}:{memory.scope.id}" if memory.scope.id else scope
+    key = "/".join(p for p in (memory.key, memory.key_context) if p)
+    print(f"{key}  ({whose})  {memory.name}")
+    shown = []
+    if memory.HasField("applicable_revision"):
+        shown.append(("now", memory.applicable_revision))
+    latest = memory.latest_revision
+    if latest.revision_number and (
+        not shown or latest.revision_number != memory.applicable_revision.revision_number
+    ):
+        shown.append((standing(latest), latest))
+    for label, revision in shown:
+        said = when(revision.provenance.source_time, "at an unknown time")
+        print(f"  {label:<21} {revision.value}")
+        print(f"  {'':<21} said {said} by {source(revision)}")
+    print()
+
+
+def standing(revision: pb.MemoryRevision) -> str:
+    """How a revision that does not apply now stands, in a few words."""
+    now = datetime.now(UTC)
+    if revision.state == pb.REVISION_STATE_CANDIDATE:
+        return "to confirm"
+    if revision.state == pb.REVISION_STATE_ACTIVE:
+        if revision.HasField("valid_from") and revision.valid_from.ToDatetime(UTC) > now:
+            return f"from {when(revision.valid_from)}"
+        if revision.HasField("valid_until") and revision.valid_until.ToDatetime(UTC) <= now:
+            return f"until {when(revision.valid_until)}"
+    return state(revision)
 
 
 def cmd_correct(cli: Cli, args: argparse.Namespace) -> None:
@@ -205,15 +432,32 @@ def cmd_delete(cli: Cli, args: argparse.Namespace) -> None:
 
 
 def cmd_context(cli: Cli, args: argparse.Namespace) -> None:
-    reply = cli.context.BuildContext(
-        ctx_pb.BuildContextRequest(
-            conversation=args.conversation,
-            query=args.query,
-            customers=[ctx_pb.CustomerReference(customer_id=c) for c in args.customer],
-        ),
-        metadata=cli.auth,
-    )
+    try:
+        reply = cli.context.BuildContext(
+            ctx_pb.BuildContextRequest(
+                conversation=args.conversation,
+                query=args.query,
+                customers=[ctx_pb.CustomerReference(customer_id=c) for c in args.customer],
+            ),
+            metadata=cli.auth,
+        )
+    except grpc.RpcError as error:
+        code = error.code() if isinstance(error, grpc.Call) else None
+        if code == grpc.StatusCode.NOT_FOUND and args.conversation:
+            # Conversation ids are per user: another user's, or one never written, is not found.
+            raise Refused(
+                f"NOT_FOUND: {args.conversation} is not one of your conversations: name one "
+                "you wrote in (`make quickstart` writes conversations/quickstart), or leave "
+                "--conversation out"
+            ) from None
+        raise
+    # The conversation's recent window first, as the assistant reads it; recalled memories in
+    # the order recall ranked them, with their source rather than a score (see `cmd_about`).
     rows = [
+        ["said", pb.Speaker.Name(m.speaker).removeprefix("SPEAKER_").lower(), m.text, m.name]
+        for m in reply.recent_messages
+    ]
+    rows += [
         [ctx_pb.ApplicabilityReason.Name(m.reason).removeprefix("APPLICABILITY_REASON_").lower(),
          m.memory.key, m.memory.applicable_revision.value, source(m.memory.applicable_revision)]
         for m in reply.memories
@@ -223,9 +467,12 @@ def cmd_context(cli: Cli, args: argparse.Namespace) -> None:
         for o in reply.overrides
     ]
     rows += [
-        ["recalled", r.memory.key, r.memory.applicable_revision.value, f"score {r.score:.2f}"]
+        ["recalled", r.memory.key, r.memory.applicable_revision.value,
+         source(r.memory.applicable_revision)]
         for r in reply.recalled
-    ]
+    ]  # fmt: skip
+    if reply.recall_degraded:
+        rows.append(["recalled", "", "(search unavailable: nothing recalled)", ""])
     rows += [
         ["conflict", c.key, " vs ".join(c.values), ", ".join(c.memories)] for c in reply.conflicts
     ]
@@ -367,33 +614,15 @@ def restore_summary(cli: Cli, batch: imp_pb.ImportBatch, archive: bytes) -> None
         print(f"skipped ({reason}): {len(where)}  {shown}")
 
 
-def dev_token() -> str:
-    from memory_service.config import ConfigError, Settings
-    from memory_service.transport.auth import TokenAuthenticator
-
-    os.environ.setdefault("MEMORY_DEV_MODE", "1")
-    try:
-        settings = Settings.from_env(serving=False)
-    except ConfigError as error:
-        raise SystemExit(f"memoryctl: configuration error: {error}") from None
-    authenticator = TokenAuthenticator(
-        settings.jwt_secret,
-        settings.jwt_issuer,
-        settings.jwt_audience,
-        settings.jwt_max_lifetime_seconds,
-    )
-    roles = [r for r in os.environ.get("MEMORY_ROLES", "").split(",") if r]
-    return authenticator.mint(
-        os.environ.get("MEMORY_TENANT", "acme"), os.environ.get("MEMORY_USER", "mara"), roles
-    )
-
-
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="memoryctl", description=__doc__.split("\n\n")[0])
     main.add_argument("--json", action="store_true", help="print the API's JSON instead of tables")
     commands = main.add_subparsers(dest="command", required=True)
     about = commands.add_parser("about", help="what is remembered about X, and where it came from")
     about.add_argument("text")
+    about.add_argument(
+        "--limit", type=int, default=10, help="memories recall adds by meaning (1-50)"
+    )
     listing = commands.add_parser("list", help="memories you can see")
     listing.add_argument("--key", default="")
     listing.add_argument("--text", default="")
@@ -445,14 +674,17 @@ COMMANDS: dict[str, Any] = {
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    token = os.environ.get("MEMORY_TOKEN") or dev_token()
-    cli = Cli(os.environ.get("MEMORY_ADDRESS", "127.0.0.1:50051"), token, args.json)
+    address = os.environ.get("MEMORY_ADDRESS", DEFAULT_ADDRESS)
     try:
+        channel = connect(address)
+        credentials = find_credentials()
+        cli = Cli(channel, address, credentials.token, args.json)
         COMMANDS[args.command](cli, args)
+    except Refused as error:
+        print(f"memoryctl: {error}", file=sys.stderr)
+        return 1
     except grpc.RpcError as error:
-        code = error.code().name if isinstance(error, grpc.Call) else "ERROR"
-        details = error.details() if isinstance(error, grpc.Call) else str(error)
-        print(f"memoryctl: {code}: {details}", file=sys.stderr)
+        print(f"memoryctl: {explain(error, address, credentials)}", file=sys.stderr)
         return 1
     return 0
 
