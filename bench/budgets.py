@@ -52,6 +52,14 @@ BENCHES = [
     Bench("ingest", "bench.ingest_bench", "ingest_bench", {}, {"seconds": 3, "sustain_seconds": 5}),
     Bench("quality", "bench.quality.run", "quality_figures", {}, {"tenants": 2}),
     Bench("embedding", "bench.embedding_bench", "embedding_bench", {}, {"queries": 50}),
+    Bench("grounding", "bench.grounding.run", "grounding_figures", {}, {}),
+    Bench(
+        "secrets",
+        "bench.secret_refusals.run",
+        "secret_refusal_figures",
+        {},
+        {"crm": 2000, "cards": 500},
+    ),
 ]
 
 
@@ -225,6 +233,25 @@ def _document_embedding(result: dict[str, Any]) -> tuple[str, bool | None]:
     return "; ".join(parts), None
 
 
+def _grounding(result: dict[str, Any]) -> tuple[str, bool | None]:
+    """Both directions of the grounding rule on the labelled TEST cases."""
+    text = (
+        f"{result['faithful_applied']:.1%} of {result['faithful']} faithful ACTIVE; "
+        f"{result['unfaithful_refused']:.1%} of {result['unfaithful']} unfaithful CANDIDATE "
+        f"({result['hard_unfaithful_refused']:.0%} of changed figures, ids, names, negations)"
+    )
+    return text, bool(result["met"])
+
+
+def _secret_refusals(result: dict[str, Any]) -> tuple[str, bool | None]:
+    false, cards = result["false_refusal_rate"], result["cards_refused_rate"]
+    text = (
+        f"{false:.2%} of {result['crm_texts']:,} CRM texts with ids refused; "
+        f"{cards:.1%} of {result['card_texts']:,} card numbers refused"
+    )
+    return text, false <= 0.001 and cards == 1.0
+
+
 FIGURES = [
     Figure("Recall, 100k memories / 100 tenants", "p95 <= 15 ms, 0 degraded", "recall", _recall),
     Figure(
@@ -252,6 +279,10 @@ FIGURES = [
     Figure("Embedded engine search, 1M points", "p95 <= 5 ms", "vector", _vector),
     Figure("Retrieval quality (recall@10, MRR)", "hybrid vs dense; the default the best", "quality",
            _quality),
+    Figure("Grounding, faithful / unfaithful", ">= 95 % / >= 98 % (hard classes 100 %)",
+           "grounding", _grounding),
+    Figure("Secret rule, false refusals / cards", "<= 0.1 % / 100 %", "secrets",
+           _secret_refusals),
     Figure("Query embedding, 1 thread", "(part of recall)", "embedding", _embedding),
     Figure("Document embedding, 64 a batch, 1 / 2 threads", "(part of index lag)", "embedding",
            _document_embedding),

@@ -1,1 +1,1 @@
-"""Labelled messages and extracted memories: does the value say what the message says (faithful) or not."""
+"""Labelled messages and the memories an extractor wrote from them: faithful or not."""

@@ -35,8 +35,15 @@ from memory_service.domain import lexicon, rules
 
 UNGROUNDED = "UNGROUNDED"
 
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"\d+(?:[.:]\d+)+|\w+")  # "3.5" and "9:30" are one figure
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# Codes that join letters and digits ("BX-440-R", "4410-A"): a letter changed is another code.
+_CODE = re.compile(
+    r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[^\W\d_])(?:[^\W_]{1,4}|\d\w*)(?:-(?:[^\W_]{1,4}|\d\w*))+"
+    r"(?![\w-])"
+)
+_NO_LONGER = re.compile(r"\bno\s+longer\b|\bany\s?more\b")
+_ONE = re.compile(r"\b(?:a|an|one|per)\s+(?=(?:year|month|week|day|hour|minute|quarter)\b)")
 _CONTRACTED_NOT = re.compile(r"(?:ca)?n['\u2019]t\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _ORDINAL = re.compile(r"(?<=\d)(?:st|nd|rd|th)\b")
@@ -51,13 +58,14 @@ _COMPOUND_NUMBER = re.compile(rf"\b({_TENS})[-\s]({_UNITS})\b")
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _CLAUSE_BREAK = re.compile(
     r"[.!?;:,\n()]|\b(?:but|so|because|although|though|while|whereas|except|however)\b"
+    r"|\band(?=\s+(?:i|we|they|he|she|you|it)\b)"
 )
 _FIRST_PERSON = frozenset(["i", "me", "my", "mine", "myself", "we", "us", "our", "ours"])
 _MIN_PREFIX = 4  # words shorter than this match only as they are
 _MAX_INFLECTION_CHARS = 3  # "-less" and "-free" are longer: they change the meaning
 # Endings cut before words are compared, longest first; each keeps a stem of at least 3 or 4
 # letters ("paper" is not "pap" + "er", "early" not "ear" + "ly").
-_PLURAL: tuple[tuple[str, str, int], ...] = (("ies", "y", 3), ("sses", "ss", 2), ("xes", "x", 2))
+_PLURAL: tuple[tuple[str, str, int], ...] = (("ies", "y", 2), ("sses", "ss", 2), ("xes", "x", 2))
 _PLURAL += (("ches", "ch", 2), ("shes", "sh", 2), ("s", "", 3))
 _DERIVATIONS = (
     ("ations", 4),
@@ -71,6 +79,8 @@ _DERIVATIONS = (
     ("ance", 4),
     ("ings", 3),
     ("ing", 3),
+    ("sions", 4),
+    ("sion", 4),
     ("ions", 4),
     ("ion", 4),
     ("ity", 4),
@@ -99,9 +109,17 @@ def base(word: str) -> str:
         if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= keep:
             word = word[: -len(suffix)] + replacement
             break
-    for suffix, keep in _DERIVATIONS:
-        if word.endswith(suffix) and len(word) - len(suffix) >= keep:
-            return word[: -len(suffix)]
+    for _ in range(2):  # "annually" -> "annual" -> "annu", as "annual" reduces
+        for suffix, keep in _DERIVATIONS:
+            if word.endswith(suffix) and len(word) - len(suffix) >= keep:
+                word = word[: -len(suffix)]
+                break
+        else:
+            break
+    for suffix in ("ing", "ed"):  # "using" -> "use", "made" aside (irregular)
+        stem = word[: -len(suffix)]
+        if word.endswith(suffix) and len(stem) in (2, 3) and stem[-1] not in "aeiouy":
+            return stem + "e"
     return word
 
 
@@ -166,7 +184,8 @@ class _Text:
             return True
         if loosely and any(_close(stem, other) for other in self.bases if not _is_figure(other)):
             return True
-        return any(member in self.bases for member in _synonyms(stem))
+        members = _synonyms(stem)
+        return any(_close(member, other) for member in members for other in self.bases)
 
     def negated(self) -> bool:
         return any(word in lexicon.NEGATORS for word in self.words)
@@ -183,6 +202,8 @@ def _prepared(text: str) -> str:
     text = _ORDINAL.sub("", text)
     text = _UNIT.sub(r" \1", text)
     text = _THOUSAND_SUFFIX.sub("000", text)
+    text = _ONE.sub("1 ", text)
+    text = _NO_LONGER.sub(lambda m: " no " if m.group().startswith("no") else " ", text)
     return _COMPOUND_NUMBER.sub(
         lambda m: str(lexicon.NUMBER_VALUES[m.group(1)] + lexicon.NUMBER_VALUES[m.group(2)]), text
     )
@@ -236,6 +257,15 @@ def _quoted(word: str, value: str) -> str:
     return "the value" if rules.normalize_for_match(value) == word else f"{word!r}"
 
 
+_DISLIKING = frozenset(base(word) for word in lexicon.DISLIKING)
+_LIKING = frozenset(base(word) for word in lexicon.LIKING)
+
+
+def _says_dislike(support: _Text) -> bool:
+    """A word of disliking, or a negated word of liking ("don't like", not "don't mind")."""
+    return bool(support.bases & _DISLIKING) or (support.negated() and bool(support.bases & _LIKING))
+
+
 def _clause_negation_disagrees(value: _Text, words: list[str], support_text: str) -> bool:
     """Whether the value's negation differs from that of the support's clause(s) saying most
     of what the value says; with no such clause, from the support as a whole."""
@@ -255,6 +285,12 @@ def _grounding(value: str, quote: str, evidence_text: str) -> str:
     for email in _EMAIL.findall(value):
         if email.casefold() not in addresses:
             return f"{UNGROUNDED}: the e-mail address {email!r} does not occur in its evidence"
+    codes = {code.casefold() for code in _CODE.findall(support_text)}
+    for code in _CODE.findall(value):
+        if code.casefold() not in codes:
+            return (
+                f"{UNGROUNDED}: the identifier {code.casefold()!r} does not occur in its evidence"
+            )
     value_text = _Text.of(value)
     words = [word for word in value_text.words if _content(word)]
     for word in words:
@@ -275,6 +311,9 @@ def _grounding(value: str, quote: str, evidence_text: str) -> str:
                 f"{UNGROUNDED}: {_quoted(word, value)} is the opposite of "
                 f"{sorted(opposite)[0]!r} in its evidence"
             )
+    for word in value_text.words:
+        if base(word) in _DISLIKING and not _says_dislike(support):
+            return f"{UNGROUNDED}: the word {_quoted(word, value)} does not occur in its evidence"
     if _clause_negation_disagrees(value_text, words, support_text):
         return f"{UNGROUNDED}: the value and its evidence disagree on a negation"
     if not words:  # function words or symbols only: they must be there as they are

@@ -35,7 +35,7 @@ FRAMING_WORDS = _set(
     user users customer customers client clients person people someone they usual usually
     generally typically normally currently now still prefer prefers preferred preference
     preferences want wants wish like likes note noted says said mentioned mentions state states
-    stated
+    stated plan plans planning intend intends going named called team company family household
     """
 )
 
@@ -44,7 +44,8 @@ NEGATORS = _set(
     """
     no not never nor none nobody nothing neither nowhere cannot without stop stopped stops
     avoid avoids avoided avoiding dislike dislikes disliked hate hates hated refuse refuses
-    refused decline declines declined quit quits against lacks lack unable nope
+    refused decline declines declined quit quits against lacks lack unable nope loathe loathes
+    detest detests despise despises
     """
 )
 
@@ -94,12 +95,14 @@ NUMBER_VALUES = {
     "seventy": 70,
     "eighty": 80,
     "ninety": 90,
+    "twice": 2,
+    "thrice": 3,
 }
 
 
 NUMBER_WORDS = _set(
     """
-    hundred thousand million billion trillion dozen half quarter twice thrice double triple
+    hundred thousand million billion trillion dozen half quarter double triple
     second third fourth fifth sixth seventh eighth ninth tenth
     """
 )
@@ -194,7 +197,14 @@ IRREGULAR = {
     "mails": "email",
     "emailed": "email",
     "veggie": "vegetarian",
+    "tries": "try",
+    "tried": "try",
+    "intention": "intend",
 }
+# Words that say "not like": a value saying one needs one in its evidence, or a negated word of
+# liking there ("dislikes X" from "I don't like X", never from "I don't mind X").
+DISLIKING = frozenset(["dislike", "hate", "loathe", "detest", "despise"])
+LIKING = frozenset(["like", "love", "enjoy", "fond", "keen", "fan", "care"])
 
 # Words that say the same thing in a statement someone makes about themselves or a customer.
 # Two words are synonyms when one group holds both (after `grounding.base` reduced them).
@@ -202,11 +212,11 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     _set(line)
     for line in """
     prefer like want love enjoy fond favorite favourite rather wish keen fan into
-    start begin commence kickoff launch open
+    start begin commence kickoff kick launch open
     end finish conclude close wrap expire
     call phone ring dial
     call name nickname go known
-    buy purchase order acquire procure get
+    buy purchase order acquire procure get buyer
     ship deliver send dispatch delivery shipment order arrive
     meeting meet appointment schedule book calendar call slot session
     manager boss supervisor report lead head
@@ -214,7 +224,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     email mail inbox message write
     attend go visit join participate went
     company firm business organisation organization employer org vendor supplier
-    customer client account buyer
+    customer client account buyer purchaser
     contract agreement deal subscription plan
     price cost pricing rate fee charge
     discount rebate reduction markdown
@@ -234,6 +244,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     decide decision approve sign signoff authority
     budget spend fund
     competitor rival competition
+    staff employee headcount worker personnel people team
     problem issue bug trouble complaint defect
     package packaging pack box
     invoice bill billing
@@ -269,6 +280,24 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     practice train
     want need
     note remember
+    end finish terminate
+    close shut
+    headquarters hq head office
+    eliminate remove ditch scrap rid drop replace
+    enthusiastic keen excited eager interested fond crazy passionate love fan
+    run jog
+    delay postpone defer push reschedule
+    afraid scared frightened fear terrified
+    ask request inquire
+    choose pick select opt
+    return back
+    big bigger large larger huge greater
+    small smaller little
+    stuff matter thing item topic
+    read reread
+    seat sit
+    before until till prior
+    hate loathe detest despise dislike
     """.strip().splitlines()
 )
 

@@ -58,7 +58,7 @@ UNFAITHFUL = [
         "Please resend invoice INV-20417 to their AP team",
         "",
         "resend invoice INV-20471 to AP",
-        "'20471'",
+        "'inv-20471'",
     ),
     (
         "amount",

@@ -1,0 +1,124 @@
+"""Grounding both ways, through the API: the share of faithful values that apply at once (ACTIVE)
+and the share of unfaithful ones kept as candidates, on the labelled cases of
+`bench/grounding/corpus.py` (TEST is the measured set; DEV is where the rule's words were
+checked). Each case is a user's message appended to a conversation and a CreateMemory with the
+extractor's value and quote, against a memory service in its own process on SQLite.
+
+Budgets: >= 95 % of faithful values ACTIVE; 100 % of changed figures, identifiers, amounts,
+dates, e-mail addresses, phone numbers, names and flipped negations CANDIDATE; >= 98 % of all
+unfaithful values CANDIDATE.
+
+    .venv/bin/python -m bench.grounding.run [--split test|dev]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from crmmem.memory.v1 import memory_pb2 as pb
+from crmmem.memory.v1 import memory_service_pb2 as svc
+from crmmem.memory.v1 import transcript_service_pb2 as tr
+
+from bench.common import emit, start_memory_service
+from bench.grounding.corpus import DEV, TEST, Case
+from tests.support.servers import TEST_JWT_SECRET
+
+# Unfaithful kinds the rule must never let through (the issue's "exact and hard" classes).
+HARD_KINDS = frozenset(
+    ["figure", "identifier", "amount", "date", "email", "phone", "name", "negation_flip"]
+)
+BUDGET_FAITHFUL = 0.95
+BUDGET_UNFAITHFUL = 0.98
+
+
+def _state(client: Any, index: int, case: Case) -> tuple[str, str]:
+    message = client.transcript.AppendMessage(
+        tr.AppendMessageRequest(
+            parent=f"conversations/grounding-{index}",
+            message=tr.Message(speaker=pb.SPEAKER_USER, text=case.message),
+        ),
+        timeout=10,
+    ).message.name
+    created = client.memories.CreateMemory(
+        svc.CreateMemoryRequest(
+            memory=pb.Memory(
+                scope=pb.Scope(type=pb.SCOPE_TYPE_USER),
+                key=f"case_{index}",
+                kind=pb.MEMORY_KIND_FACT,
+            ),
+            revision=pb.RevisionDraft(
+                value=case.value,
+                provenance=pb.Provenance(
+                    method=pb.PROVENANCE_METHOD_USER_STATEMENT,
+                    speaker=pb.SPEAKER_USER,
+                    transcript_message=message,
+                    quote=case.quote,
+                ),
+            ),
+        ),
+        timeout=10,
+    )
+    return pb.RevisionState.Name(created.revision.state), created.revision.status_reason
+
+
+def _rate(tallies: list[list[int]]) -> float:
+    total = sum(t[1] for t in tallies)
+    return round(sum(t[0] for t in tallies) / total, 4) if total else 0.0
+
+
+def grounding_figures(split: str = "test") -> dict[str, Any]:
+    cases = TEST if split == "test" else DEV
+    by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # [right, all]
+    wrong: list[dict[str, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start_memory_service(Path(tmp), TEST_JWT_SECRET)
+        try:
+            client = server.client("grounding", "rep")
+            for index, case in enumerate(cases):
+                state, reason = _state(client, index, case)
+                right = (state == "REVISION_STATE_ACTIVE") is case.faithful
+                tally = by_kind[f"{'faithful' if case.faithful else 'unfaithful'}/{case.kind}"]
+                tally[0] += right
+                tally[1] += 1
+                if not right:
+                    wrong.append(
+                        {"kind": case.kind, "message": case.message, "quote": case.quote}
+                        | {"value": case.value, "state": state, "reason": reason}
+                    )
+        finally:
+            server.stop()
+    faithful = [t for k, t in by_kind.items() if k.startswith("faithful/")]
+    unfaithful = [t for k, t in by_kind.items() if k.startswith("unfaithful/")]
+    hard = [t for k, t in by_kind.items() if k.startswith("unfaithful/") and k[11:] in HARD_KINDS]
+    figures = {
+        "faithful_applied": _rate(faithful),
+        "unfaithful_refused": _rate(unfaithful),
+        "hard_unfaithful_refused": _rate(hard),
+    }
+    return {
+        "benchmark": "grounding",
+        "split": split,
+        "cases": len(cases),
+        "faithful": sum(t[1] for t in faithful),
+        "unfaithful": sum(t[1] for t in unfaithful),
+        **figures,
+        "met": figures["faithful_applied"] >= BUDGET_FAITHFUL
+        and figures["unfaithful_refused"] >= BUDGET_UNFAITHFUL
+        and figures["hard_unfaithful_refused"] == 1.0,
+        "by_kind": {k: f"{t[0]}/{t[1]}" for k, t in sorted(by_kind.items())},
+        "wrong": wrong,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--split", choices=["test", "dev"], default="test")
+    emit(grounding_figures(parser.parse_args().split))
+
+
+if __name__ == "__main__":
+    main()
