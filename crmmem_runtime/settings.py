@@ -15,6 +15,8 @@ from typing import Annotated, Any, TypeVar
 from pydantic import AfterValidator, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from crmmem_runtime.redaction import shown_setting
+
 TRUE_VALUES = ("1", "true", "yes", "on")
 FALSE_VALUES = ("0", "false", "no", "off")
 
@@ -57,9 +59,6 @@ class EnvSettings(BaseSettings):
 
 S = TypeVar("S", bound=EnvSettings)
 
-# Values never echoed in an error line (an error must not leak a secret into a log).
-_SECRET_WORDS = ("SECRET", "KEY", "URL", "TOKEN", "PASSWORD")
-
 
 def load(cls: type[S]) -> S:
     """Reads `cls` from the environment; a bad value is a ConfigError naming each variable."""
@@ -71,24 +70,26 @@ def load(cls: type[S]) -> S:
 
 def describe(error: ValidationError) -> str:
     """`MEMORY_MAX_WORKERS='abc': input should be a valid integer` for each bad variable, on one
-    line; the value is left out where it may be a secret."""
+    line; a secret's value is left out, a URL's shown with its password hidden
+    (`crmmem_runtime.redaction`)."""
     parts = []
     for item in error.errors(include_url=False, include_input=False):
         name = ".".join(str(part) for part in item["loc"]) or "settings"
         message = item["msg"].removeprefix("Value error, ")
-        shown = _raw(name)
-        if shown is not None and not any(word in name for word in _SECRET_WORDS):
+        shown = _shown(name)
+        if shown is not None:
             parts.append(f"{name}={shown!r}: {message[:1].lower()}{message[1:]}")
         else:
             parts.append(f"{name}: {message[:1].lower()}{message[1:]}")
     return "; ".join(parts)
 
 
-def _raw(name: str) -> str | None:
+def _shown(name: str) -> str | None:
     value = os.environ.get(name)
-    if value is None:
+    shown = None if value is None else shown_setting(name, value)
+    if shown is None:
         return None
-    return value if len(value) <= 80 else value[:77] + "..."
+    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
 def host_port(value: str) -> str:

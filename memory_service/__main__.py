@@ -11,10 +11,26 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from crmmem_runtime.redaction import hide_password, redact
 from memory_service.config import ConfigError, Settings, secure_data_dir
 
 
+def _database_failure(settings: Settings, error: Exception) -> int:
+    """One line instead of a traceback when the database cannot be opened or migrated: the URL
+    with its password hidden, and the driver's reason cleaned of every secret."""
+    reason = " ".join(str(getattr(error, "orig", None) or error).split())
+    print(
+        f"memory service: the database {hide_password(settings.database_url)} cannot be used: "
+        f"{redact(reason, settings.secret_values())}",
+        file=sys.stderr,
+        flush=True,
+    )
+    return 1
+
+
 def _serve(settings: Settings) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
     from crmmem_runtime.listen import AddressInUse
     from crmmem_runtime.telemetry import configure_tracing, exporting_traces
     from memory_service.bootstrap import build_server
@@ -26,12 +42,14 @@ def _serve(settings: Settings) -> int:
     except AddressInUse as error:
         print(f"memory service: {error}", file=sys.stderr, flush=True)
         return 1
+    except SQLAlchemyError as error:
+        return _database_failure(settings, error)
     host = settings.listen.rsplit(":", 1)[0]
     if settings.port_file:
         Path(settings.port_file).write_text(str(running.port))
     print(
         f"memory service listening on {host}:{running.port}\n"
-        f"  database: {settings.database_url}\n"
+        f"  database: {hide_password(settings.database_url)}\n"
         f"  dev mode: {'on (make token prints a bearer token)' if settings.dev_mode else 'off'}",
         flush=True,
     )
@@ -51,11 +69,16 @@ def _serve(settings: Settings) -> int:
 
 
 def _migrate(settings: Settings) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
     from memory_service.storage.migrate import upgrade
     from memory_service.storage.unit_of_work import create_database_engine
 
-    upgrade(create_database_engine(settings.database_url))
-    print(f"schema is current: {settings.database_url}")
+    try:
+        upgrade(create_database_engine(settings.database_url))
+    except SQLAlchemyError as error:
+        return _database_failure(settings, error)
+    print(f"schema is current: {hide_password(settings.database_url)}")
     return 0
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field, PrivateAttr, field_validator
 
 from crmmem_runtime.process import ProcessSettings
+from crmmem_runtime.redaction import url_secrets
 from crmmem_runtime.settings import AbsolutePath, ConfigError, HostPort, host_port, load
 from crmmem_runtime.shared_secret import create_secret_file, secure_dir
 
@@ -38,6 +39,7 @@ class Settings(ProcessSettings):
         default_factory=_default_database_url,
         validation_alias="MEMORY_DATABASE_URL",
         json_schema_extra={"shown_default": "`sqlite:///data/memory.db` (in `MEMORY_DATA_DIR`)"},
+        repr=False,  # it may carry the password
     )
     """SQLAlchemy URL; `postgresql+psycopg://…` in production."""
 
@@ -179,6 +181,21 @@ class Settings(ProcessSettings):
         scheme = value.split("://", 1)[0].split("+", 1)[0]
         if "://" not in value or scheme not in DATABASE_SCHEMES:
             raise ValueError("expected a sqlite:/// or postgresql+psycopg:// URL")
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            make_url(value)
+            # A raw @ in a password: SQLAlchemy cuts the password there and takes the rest for
+            # the host, which a connection error would then print.
+            readable = scheme == "sqlite" or value.split("?", 1)[0].count("@") <= 1
+        except (ArgumentError, ValueError):  # its message may quote a piece of the password
+            readable = False
+        if not readable:
+            raise ValueError(
+                "not a URL SQLAlchemy reads as meant: check the host and port, and "
+                "percent-encode special characters in the user name and password (@ is %40)"
+            )
         return value
 
     @field_validator("retrieval_address")
@@ -193,6 +210,16 @@ class Settings(ProcessSettings):
     def retrieval_secret(self) -> str:
         """The shared secret `from_env` resolved ("" with search off or for one-shot commands)."""
         return self._retrieval_secret
+
+    def secret_values(self) -> list[str]:
+        """Every secret this process holds, for `crmmem_runtime.redaction.redact` to clean an
+        error text of before it is printed."""
+        return [
+            *url_secrets(self.database_url),
+            self.jwt_secret,
+            self.retrieval_shared_secret,
+            self._retrieval_secret,
+        ]
 
     @property
     def recall_timeout_seconds(self) -> float:

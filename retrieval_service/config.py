@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, PrivateAttr, field_validator
 
 from crmmem_runtime.process import ProcessSettings
+from crmmem_runtime.redaction import url_secrets
 from crmmem_runtime.settings import AbsolutePath, HostPort, load
 
 
@@ -58,7 +60,7 @@ class RetrievalSettings(ProcessSettings):
     """A folder written by `python -m retrieval_service.embedding.export` (the image's is
     `/opt/onnx`)."""
 
-    qdrant_url: str = Field("", validation_alias="QDRANT_URL")
+    qdrant_url: str = Field("", validation_alias="QDRANT_URL", repr=False)  # may hold a password
     """Use a Qdrant server or cluster (`http://qdrant:6334`, gRPC port) instead of the embedded
     engine."""
 
@@ -158,7 +160,7 @@ class RetrievalSettings(ProcessSettings):
     @field_validator("qdrant_url")
     @classmethod
     def _qdrant_url(cls, value: str) -> str:
-        if value and not value.startswith(("http://", "https://")):
+        if value and not (value.startswith(("http://", "https://")) and _port_readable(value)):
             raise ValueError("expected http://host:port or https://host:port")
         return value
 
@@ -176,6 +178,16 @@ class RetrievalSettings(ProcessSettings):
     def shared_secret(self) -> str:
         return self._shared_secret
 
+    def secret_values(self) -> list[str]:
+        """Every secret this process holds, for `crmmem_runtime.redaction.redact` to clean an
+        error text of before it is printed."""
+        return [
+            *url_secrets(self.qdrant_url),
+            self.qdrant_api_key,
+            self.retrieval_shared_secret,
+            self._shared_secret,
+        ]
+
     @classmethod
     def from_env(cls) -> RetrievalSettings:
         """Raises ConfigError on a bad value, or without a shared secret unless
@@ -185,3 +197,12 @@ class RetrievalSettings(ProcessSettings):
             settings.dev_mode, settings.data_dir / "shared-secret"
         )
         return settings
+
+
+def _port_readable(url: str) -> bool:
+    """The client would fail on a port that is not a number: refused with the other settings."""
+    try:
+        port = urlsplit(url).port
+    except ValueError:
+        return False
+    return port is None or port > 0

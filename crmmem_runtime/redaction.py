@@ -1,0 +1,89 @@
+"""What either process may print about a secret: nothing. The one home of that rule.
+
+A database or Qdrant URL is shown with its password (and any secret-named query parameter, such
+as libpq's `?password=`) replaced by `***`; a setting whose name says it is a secret is never
+shown; an error text from a driver is cleaned of every secret value the process holds before it
+is printed, whatever the driver chose to quote. Start-up lines, configuration errors and the
+one-line start-up failures all go through here, so a password in `MEMORY_DATABASE_URL` never
+lands in a pod's or a Job's log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from urllib.parse import quote, unquote
+
+HIDDEN = "***"
+# Words that mark a setting or URL parameter as a secret: *_SECRET, *_API_KEY, *_TOKEN, PASSWORD,
+# PASSWD, sslpassword...
+_SECRET_WORDS = ("SECRET", "KEY", "TOKEN", "PASS")
+_QUERY_VALUE = re.compile(r"(?P<name>[?&][^=&#]*)=(?P<value>[^&#]*)")
+
+
+def secret_name(name: str) -> bool:
+    """Whether a variable or parameter called `name` holds a secret, by its name alone."""
+    upper = name.upper()
+    return any(word in upper for word in _SECRET_WORDS)
+
+
+def hide_password(url: str) -> str:
+    """`url` fit to print: SQLAlchemy's rendering with the password hidden, and secret query
+    parameters hidden too. A URL SQLAlchemy cannot parse, or one whose password holds a raw `@`
+    (SQLAlchemy would cut the password there and show the rest as the host), keeps only its
+    scheme and what follows its last `@`."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    if url.count("@") > 1:
+        return _cut(url)
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        return _cut(url)
+    query = {name: HIDDEN if secret_name(name) else value for name, value in parsed.query.items()}
+    rendered = parsed.set(query=query).render_as_string(hide_password=True)
+    return rendered.replace(quote(HIDDEN, safe=""), HIDDEN)  # the query's, percent-encoded
+
+
+def _cut(url: str) -> str:
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        scheme, rest = "", url
+    _userinfo, at, after = rest.rpartition("@")
+    shown = f"{HIDDEN}@{after}" if at else rest
+    return f"{scheme}{separator}{_hide_query(shown)}"
+
+
+def _hide_query(text: str) -> str:
+    return _QUERY_VALUE.sub(
+        lambda m: f"{m['name']}={HIDDEN}" if secret_name(m["name"]) else m[0], text
+    )
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secret values written in `url`: its password (up to the last `@`, so a raw `@` in it
+    does not cut it short) and secret query parameters, each as written and decoded."""
+    _scheme, separator, rest = url.partition("://")
+    userinfo, at, after = (rest if separator else url).rpartition("@")
+    written = []
+    if at and ":" in userinfo:
+        written.append(userinfo.split(":", 1)[1])
+    written += [m["value"] for m in _QUERY_VALUE.finditer(after) if secret_name(m["name"])]
+    return [value for raw in written for value in (raw, unquote(raw)) if value]
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every secret value in it, as is or percent-encoded, replaced by `***`."""
+    values = {v for secret in secrets if secret for v in (secret, quote(secret, safe=""))}
+    for value in sorted(values, key=len, reverse=True):  # a longer one may contain a shorter
+        text = text.replace(value, HIDDEN)
+    return text
+
+
+def shown_setting(name: str, value: str) -> str | None:
+    """How a configuration error may quote the value of variable `name`: not at all when the
+    name says it is a secret, with the password hidden when it may carry one (a URL)."""
+    if secret_name(name):
+        return None
+    return hide_password(value) if "@" in value or "://" in value else value
