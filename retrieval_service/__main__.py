@@ -8,6 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
+from crmmem_runtime.redaction import redact
 from crmmem_runtime.settings import ConfigError
 from retrieval_service.config import RetrievalSettings
 
@@ -16,13 +17,15 @@ async def _serve(settings: RetrievalSettings) -> int:
     from crmmem_runtime.listen import AddressInUse
     from crmmem_runtime.telemetry import configure_tracing
     from retrieval_service.embedding.onnx_runtime import ExportMissing
+    from retrieval_service.index.qdrant_server import QdrantUnusable
     from retrieval_service.server import start_sidecar
 
     provider = configure_tracing(settings, "retrieval-service")
     try:
         running = await start_sidecar(settings, provider)
-    except (AddressInUse, ExportMissing) as error:
-        print(f"retrieval service: {error}", file=sys.stderr, flush=True)
+    except (AddressInUse, ExportMissing, QdrantUnusable) as error:
+        reason = redact(str(error), settings.secret_values())
+        print(f"retrieval service: {reason}", file=sys.stderr, flush=True)
         return 1
     if settings.port_file:
         Path(settings.port_file).write_text(str(running.port))

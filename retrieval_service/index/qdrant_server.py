@@ -1,13 +1,22 @@
 """qdrant-client against a Qdrant server or cluster (QDRANT_URL). Also opens qdrant-client's
-local mode (`location=":memory:"` or a path), which the engine benchmark measures."""
+local mode (`location=":memory:"` or a path), which the tests and the engine benchmark use.
+
+A server older than `MIN_SERVER_VERSION` is refused before anything is written: over gRPC it
+would drop the conditional upsert's filter as an unknown field and overwrite newer points with
+older ones, silently. docs/qdrant.md lists each server feature used here and its version.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
+import grpc
 from qdrant_client import QdrantClient, models
 
+from crmmem_runtime.redaction import hide_password
 from retrieval_service.index import (
     DELETED,
     DENSE,
@@ -21,6 +30,49 @@ from retrieval_service.index import (
     point_id,
 )
 from retrieval_service.lexical import SparseTerms
+
+# The oldest server with every feature the adapter uses: conditional upserts (`update_filter`)
+# came last, in Qdrant 1.16.0.
+MIN_SERVER_VERSION = (1, 16, 0)
+GRPC_PORT = 6334  # Qdrant's gRPC port when QDRANT_URL names none
+
+
+class QdrantUnusable(Exception):
+    """The Qdrant server is too old or did not say its version: the sidecar must not start."""
+
+
+def parse_version(reported: str) -> tuple[int, int, int] | None:
+    """`1.16.0`, `v1.16.2` or `1.17.0-rc1` as (major, minor, patch); None when unreadable."""
+    match = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", reported.strip())
+    if match is None:
+        return None
+    major, minor, patch = match.groups()
+    return int(major), int(minor), int(patch or 0)
+
+
+def dotted(version: tuple[int, int, int]) -> str:
+    return ".".join(str(part) for part in version)
+
+
+def require_server_version(client: QdrantClient, url: str) -> str:
+    """The version the server at `url` reports; QdrantUnusable, with one line naming it and
+    what is needed, when it is older than MIN_SERVER_VERSION, unreadable or not answering."""
+    where = hide_password(url)
+    try:
+        reported = client.info().version
+    except grpc.RpcError as error:
+        reason = error.details() if isinstance(error, grpc.Call) else str(error)
+        raise QdrantUnusable(
+            f"Qdrant at {where} did not say its version ({reason}); QDRANT_URL names its gRPC "
+            f"port, {GRPC_PORT} unless changed"
+        ) from None
+    version = parse_version(reported)
+    if version is None or version < MIN_SERVER_VERSION:
+        raise QdrantUnusable(
+            f"Qdrant at {where} is version {reported or 'unknown'}; the sidecar needs "
+            f"{dotted(MIN_SERVER_VERSION)} or later (conditional upserts, docs/qdrant.md)"
+        )
+    return reported
 
 
 class QdrantClientIndex:
@@ -76,14 +128,24 @@ class QdrantClientIndex:
         sparse_idf: bool = False,
     ) -> QdrantClientIndex:
         """Shards and replication apply when the collection is created (cluster mode). The API
-        key authenticates every call; `https` (or an https URL) encrypts them."""
+        key authenticates every call; `https` (or an https URL) encrypts them. The server's
+        version is checked first (`require_server_version`)."""
         client = QdrantClient(
             url=url,
+            # The URL's port is the gRPC port; the client would otherwise use 6334 whatever it says.
+            grpc_port=urlsplit(url).port or GRPC_PORT,
             api_key=api_key or None,
             https=https or url.startswith("https://"),
             prefer_grpc=True,
             timeout=10,
+            # Its own check asks the REST root on the gRPC port and only warns; ours refuses.
+            check_compatibility=False,
         )
+        try:
+            require_server_version(client, url)
+        except QdrantUnusable:
+            client.close()
+            raise
         return cls(
             client,
             collection,
