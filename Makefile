@@ -78,7 +78,7 @@ format: venv
 unit: gen
 	$(BIN)/python -m pytest tests/unit
 
-# The README's configuration table, from the settings classes (tests/unit/test_settings_table.py).
+# docs/settings.md's configuration table, from the settings classes (tests/unit/test_settings_table.py).
 settings-table: gen
 	$(BIN)/python -m scripts.settings_table
 

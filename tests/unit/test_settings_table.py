@@ -1,6 +1,6 @@
-"""The README's configuration table is the settings classes' own: every variable either process
-reads is listed with its default, and nothing is listed that no process reads. The processes
-read the environment only through those classes."""
+"""The configuration table of docs/settings.md is the settings classes' own: every variable
+either process reads is listed with its default, and nothing is listed that no process reads.
+The processes read the environment only through those classes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memory_service.config import Settings
 from retrieval_service.config import RetrievalSettings
-from scripts.settings_table import README, readme_table, render, variables
+from scripts.settings_table import SETTINGS_DOC, documented_table, render, variables
 
 ROOT = Path(__file__).parents[2]
 PROCESS_PACKAGES = ("memory_service", "retrieval_service", "crmmem_runtime")
@@ -22,13 +22,13 @@ ALLOWED = {
 }
 
 
-def test_the_readme_table_is_generated_from_the_settings() -> None:
-    table = readme_table(README.read_text())
+def test_the_documented_table_is_generated_from_the_settings() -> None:
+    table = documented_table(SETTINGS_DOC.read_text())
     listed = set(re.findall(r"^\| `([A-Z_]+)` \|", table, re.MULTILINE))
     read = set(variables(Settings)) | set(variables(RetrievalSettings))
-    assert sorted(read - listed) == [], "read by a process but missing from the README"
-    assert sorted(listed - read) == [], "in the README but read by no process"
-    assert table == render(), "README.md is stale: run `make settings-table`"
+    assert sorted(read - listed) == [], "read by a process but missing from docs/settings.md"
+    assert sorted(listed - read) == [], "in docs/settings.md but read by no process"
+    assert table == render(), "docs/settings.md is stale: run `make settings-table`"
 
 
 def test_every_setting_has_a_description() -> None:
