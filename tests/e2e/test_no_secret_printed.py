@@ -1,0 +1,232 @@
+"""No process prints a password or a secret. `serve` and `migrate` used to print
+MEMORY_DATABASE_URL whole, so `postgresql+psycopg://user:password@…` landed in pod and Job logs.
+
+Every setting that holds a secret is planted with one distinctive marker: the database password
+(in the URL, percent-encoded, and as libpq's `?password=`), the JWT key, the shared secret,
+Qdrant's API key and a password in QDRANT_URL. Then everything each real process writes, stdout
+and stderr, is searched for it: `migrate`, `serve` from start-up to stop with the sidecar it
+calls, and the ways start-up fails (nothing listening on the database port, URLs SQLAlchemy
+would misread, a short key, a Qdrant server too old or not answering)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from crmmem.memory.v1 import memory_service_pb2
+from crmmem.memory.v1.memory_service_pb2_grpc import MemoryServiceStub
+from crmmem.retrieval.v1 import retrieval_service_pb2
+from sqlalchemy.engine import make_url
+
+from tests.conftest import memory_env, retrieval_env
+from tests.e2e.helpers import create_pref
+from tests.support.fake_qdrant import fake_qdrant
+from tests.support.servers import (
+    Client,
+    ServerProcess,
+    mint_token,
+    postgres_database,
+    sidecar_stub,
+    start_server,
+)
+
+MARK = "Zq81xPLANT"
+PASSWORD = f"{MARK}-pw@x"  # the @ is written %40 in a URL: both spellings carry the marker
+JWT_SECRET = f"{MARK}-jwt-" + "j" * 32
+SHARED_SECRET = f"{MARK}-shared-" + "s" * 32
+QDRANT_API_KEY = f"{MARK}-qdrant-key"
+PLANTED = {
+    "MEMORY_JWT_SECRET": JWT_SECRET,
+    "RETRIEVAL_SHARED_SECRET": SHARED_SECRET,
+    "QDRANT_API_KEY": QDRANT_API_KEY,
+    "LOG_FORMAT": "text",
+}
+
+
+def assert_no_secret(output: str) -> None:
+    leaked = [line for line in output.splitlines() if MARK in line]
+    assert not leaked, f"a secret was printed: {leaked}"
+
+
+def run(module: str, command: str, env: dict[str, str], workdir: Path) -> str:
+    """Runs one command to its end; returns its stdout and stderr, checked for secrets."""
+    result = subprocess.run(
+        [sys.executable, "-m", module, command],
+        env={**os.environ, **env},
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert_no_secret(result.stdout + result.stderr)
+    return f"exit {result.returncode}\n{result.stdout}{result.stderr}"
+
+
+def one_line_failure(output: str, code: int) -> str:
+    status, *lines = output.splitlines()
+    assert status == f"exit {code}", output
+    assert "Traceback" not in output
+    assert len(lines) == 1, output
+    return lines[0]
+
+
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A port bound and never listened on: every connection to it is refused at once."""
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        yield int(bound.getsockname()[1])
+
+
+@pytest.fixture
+def planted_postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database, its URL carrying the planted password (the test cluster
+    trusts local connections, so any password is accepted and the service starts for real)."""
+    admin_url = os.environ.get("MEMORY_TEST_POSTGRES_URL")
+    if not admin_url:
+        raise RuntimeError(
+            "MEMORY_TEST_POSTGRES_URL is not set: run the suite with `make test` "
+            "(scripts/with-postgres.sh starts PostgreSQL)"
+        )
+    with postgres_database(admin_url) as url:
+        yield make_url(url).set(password=PASSWORD).render_as_string(hide_password=False)
+
+
+def test_migrate_and_serve_on_postgresql_print_the_url_without_its_password(
+    planted_postgres_url: str, tmp_path: Path
+) -> None:
+    url = planted_postgres_url
+    assert f"{MARK}-pw%40x@" in url  # the password is really there, percent-encoded
+    env = memory_env(url, **PLANTED)
+
+    migrated = run("memory_service", "migrate", env, tmp_path)
+    assert migrated.startswith("exit 0"), migrated
+    assert "schema is current: postgresql+psycopg://postgres:***@127.0.0.1" in migrated
+
+    # libpq's other place for it: the query string.
+    in_query = make_url(url).set(password=None).update_query_dict({"password": PASSWORD})
+    as_query = run(
+        "memory_service",
+        "migrate",
+        memory_env(in_query.render_as_string(hide_password=False), **PLANTED),
+        tmp_path,
+    )
+    assert as_query.startswith("exit 0"), as_query
+    assert "password=***" in as_query
+
+    sidecar = start_server(
+        "retrieval_service", retrieval_env(tmp_path / "sidecar", **PLANTED), tmp_path / "sidecar"
+    )
+    memory: ServerProcess | None = None
+    try:
+        memory = start_server(
+            "memory_service",
+            {**env, "MEMORY_AUTO_MIGRATE": "0", "MEMORY_RETRIEVAL_ADDRESS": sidecar.address},
+            tmp_path / "memory",
+        )
+        exercise(memory, sidecar)
+    finally:
+        if memory is not None:
+            assert memory.stop() == 0
+        assert sidecar.stop() == 0
+    served = memory.log() if memory is not None else ""
+    assert "database: postgresql+psycopg://postgres:***@127.0.0.1" in served, served
+    assert "memory service stopped" in served
+    assert_no_secret(served)
+    assert_no_secret(sidecar.log())
+
+
+def exercise(memory: ServerProcess, sidecar: ServerProcess) -> None:
+    """Calls that use each secret, and calls each side refuses (a token signed with another
+    key, a sidecar call without the shared secret): the refusals are logged, the secrets not."""
+    token = mint_token("t-secrets", "mara", ["admin"], secret=JWT_SECRET)
+    mara = Client(memory.channel(token), "t-secrets", "mara")
+    create_pref(mara, "meeting_time", "I prefer morning meetings")
+    mara.memories.RecallMemories(
+        memory_service_pb2.RecallMemoriesRequest(query="meetings"), timeout=30
+    )
+    forged = mint_token("t-secrets", "mara", secret="another-key-" + "k" * 32)
+    with pytest.raises(grpc.RpcError) as refused:
+        MemoryServiceStub(memory.channel(forged)).ListMemories(
+            memory_service_pb2.ListMemoriesRequest(), timeout=10
+        )
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    with pytest.raises(grpc.RpcError) as outsider:
+        sidecar_stub(sidecar.address, secret=None).Search(
+            retrieval_service_pb2.SearchRequest(tenant_id="t-secrets", query="meetings"),
+            timeout=10,
+        )
+    assert outsider.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+@pytest.mark.parametrize("command", ["migrate", "serve"])
+def test_a_database_nobody_answers_at_is_one_line_without_the_password(
+    command: str, refused_port: int, tmp_path: Path
+) -> None:
+    url = f"postgresql+psycopg://crm:{MARK}-pw%40x@127.0.0.1:{refused_port}/crm"
+    env = memory_env(url, **PLANTED)
+    line = one_line_failure(run("memory_service", command, env, tmp_path), 1)
+    assert f"postgresql+psycopg://crm:***@127.0.0.1:{refused_port}/crm cannot be used" in line
+    assert "Connection refused" in line
+
+
+@pytest.mark.parametrize("command", ["migrate", "serve"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"postgresql+psycopg://crm:{MARK}@127.0.0.1:port/crm",  # a port that is not a number
+        f"postgresql+psycopg://crm:{MARK}@x@127.0.0.1:5432/crm",  # a raw @ in the password
+        f"postgresql+psycopg://crm:{MARK}@[::1/crm",  # an address left open
+    ],
+)
+def test_a_url_sqlalchemy_would_misread_is_a_configuration_error_without_the_password(
+    command: str, url: str, tmp_path: Path
+) -> None:
+    env = memory_env(url, **PLANTED)
+    line = one_line_failure(run("memory_service", command, env, tmp_path), 2)
+    assert "configuration error: MEMORY_DATABASE_URL='postgresql+psycopg://***@" in line
+    assert "percent-encode" in line
+
+
+def test_a_short_key_is_refused_without_being_quoted(tmp_path: Path) -> None:
+    url = f"postgresql+psycopg://crm:{MARK}@127.0.0.1:1/crm"
+    env = memory_env(url, **{**PLANTED, "MEMORY_JWT_SECRET": f"{MARK}-short"})
+    line = one_line_failure(run("memory_service", "serve", env, tmp_path), 2)
+    assert "MEMORY_JWT_SECRET must be at least 32 characters" in line
+
+
+def test_the_sidecar_refuses_an_old_qdrant_in_one_line_without_its_secrets(
+    tmp_path: Path,
+) -> None:
+    with fake_qdrant("1.15.0") as (url, fake):
+        planted = url.replace("http://", f"http://reader:{MARK}-pw@")
+        output = run(
+            "retrieval_service",
+            "serve",
+            retrieval_env(tmp_path, **{**PLANTED, "QDRANT_API_KEY": "", "QDRANT_URL": planted}),
+            tmp_path,
+        )
+    line = one_line_failure(output, 1)
+    assert line.startswith("retrieval service: Qdrant at http://reader:***@127.0.0.1:")
+    assert "is version 1.15.0; the sidecar needs 1.16.0 or later" in line
+    assert fake.calls == ["/qdrant.Qdrant/HealthCheck"]
+
+
+def test_the_sidecar_with_its_api_key_names_a_qdrant_that_does_not_answer(
+    refused_port: int, tmp_path: Path
+) -> None:
+    planted = f"http://reader:{MARK}-pw@127.0.0.1:{refused_port}"
+    env = retrieval_env(tmp_path, **{**PLANTED, "QDRANT_URL": planted})
+    output = run("retrieval_service", "serve", env, tmp_path)
+    assert output.startswith("exit 1"), output
+    assert "Traceback" not in output
+    assert (
+        f"Qdrant at http://reader:***@127.0.0.1:{refused_port} did not say its version"
+        in (output.splitlines()[-1])
+    )
