@@ -149,8 +149,8 @@ def measure_recall(
 ) -> tuple[list[float], list[str], list[float], list[float]]:
     """Latencies, the reasons of any degraded answers (a budget counts them), and two first
     recalls measured apart, as a start costs them once: each tenant's first after the memory
-    service starts, which waits for its index check (README: the index watch), and each
-    caller's first, which reads what the caller may see before the search (later ones search
+    service starts, which waits for its index check (docs/behaviour.md, "Incomplete index"), and
+    each caller's first, which reads what the caller may see before the search (later ones search
     with what their last recall read). The steady-state samples come after both."""
     rng = random.Random(seed)
     clients = [

@@ -1,9 +1,10 @@
 """Typed settings from the environment, and the one-line error a bad value becomes.
 
 Every environment variable either process reads is a field of a settings class (its name is
-the field's alias, its docstring the README's description); `load` turns a bad value into a
-`ConfigError` naming the variable, which `python -m ...` prints on one line before exiting 2.
-The README's configuration table is generated from these classes (`make settings-table`).
+the field's alias, its docstring the description in docs/settings.md); `load` turns a bad value
+into a `ConfigError` naming the variable, which `python -m ...` prints on one line before exiting
+2. The configuration table of docs/settings.md is generated from these classes
+(`make settings-table`).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ def _serve(settings: Settings) -> int:
 
     provider = configure_tracing(settings, "memory-service")
     try:
-        # Server, client and SQL spans only when they go somewhere (README: Operating from traces).
+        # Server, client and SQL spans only when they go somewhere (docs/operations.md).
         running = build_server(settings, provider if exporting_traces(settings) else None)
     except AddressInUse as error:
         print(f"memory service: {error}", file=sys.stderr, flush=True)

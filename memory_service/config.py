@@ -1,7 +1,7 @@
 """The memory service's settings, read once at start-up from the environment.
 
 Each field is one variable (its alias) with its type, default and bounds; its docstring is the
-README's description (the README's table is generated from here: `make settings-table`). A bad
+description in docs/settings.md (whose table is generated from here: `make settings-table`). A bad
 value stops the process with one line naming the variable (`crmmem_runtime.settings.load`).
 """
 

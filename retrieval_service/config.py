@@ -1,8 +1,9 @@
 """The sidecar's settings, read once at start-up from the environment.
 
 Each field is one variable (its alias) with its type, default and bounds; its docstring is the
-README's description (generated: `make settings-table`). A bad value stops the process with one
-line naming the variable. Nothing here imports the memory service (`crmmem_runtime` is shared).
+description in docs/settings.md (generated: `make settings-table`). A bad value stops the
+process with one line naming the variable. Nothing here imports the memory service
+(`crmmem_runtime` is shared).
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ class RetrievalSettings(ProcessSettings):
     """Embedded engine only: once this many points (and a quarter of the optimised ones) were
     written since the last optimisation, a second engine process optimises (indexes,
     int8-quantises, merges) a copy of the shard while the first keeps serving, then takes over
-    (README: Benchmarks, embedded engine); 0 never does."""
+    (docs/benchmarks.md, embedded engine); 0 never does."""
 
     model_threads: int = Field(
         1,
@@ -112,7 +113,8 @@ class RetrievalSettings(ProcessSettings):
     )
     """CPU threads of a query's forward pass (`0`: one per usable core, the CPU affinity capped
     by the cgroup's CPU quota, at most 64 on ONNX; on torch, `OMP_NUM_THREADS` when set). One
-    leaves the other core of a 2-core host to the memory service (measurements in the README)."""
+    leaves the other core of a 2-core host to the memory service (measured in
+    docs/benchmarks.md)."""
 
     document_threads: int = Field(
         2,
@@ -124,7 +126,7 @@ class RetrievalSettings(ProcessSettings):
     core, at most 64; the torch embedder uses `RETRIEVAL_MODEL_THREADS` for both): that many
     forward passes side by side, one thread each. One embeds about 320 memories a second on this
     project's 2-core reference machine, two about 600: the 400 a second of sustained ingest need
-    two (README: Benchmarks). Queries still go first."""
+    two (docs/benchmarks.md). Queries still go first."""
 
     query_batch_wait_ms: float = Field(
         0, ge=0, le=1000, validation_alias="RETRIEVAL_QUERY_BATCH_WAIT_MS"

@@ -10,7 +10,7 @@ by BM25's term-frequency saturation and length normalisation; the engine multipl
 inverse document frequency itself (Qdrant's IDF modifier on the sparse vector), so no corpus
 statistics live here. The IDF is the collection's, over all tenants: it never decides which
 documents a search may return, but the scores and order of a tenant's own results depend on how
-often a term occurs in other tenants' memories (README: Benchmarks, hybrid search).
+often a term occurs in other tenants' memories (docs/benchmarks.md, hybrid search).
 """
 
 from __future__ import annotations

@@ -251,7 +251,7 @@ def quality_figures(
 
 
 def table(figures: dict[str, Any]) -> str:
-    """The figures as the README's Markdown table: one row per mode and question type."""
+    """The figures as docs/benchmarks.md's Markdown table: one row per mode and question type."""
     rows = [
         "| mode | questions | recall@1 | recall@5 | recall@10 | MRR | degraded, dropped |",
         "|---|---|---|---|---|---|---|",

@@ -1,7 +1,8 @@
 """Facts that come from documents: the document stays at its source, a revision keeps its
 reference, the version read and the supporting excerpt. When the document's connector reports
 another version, every memory that rests on an older one is marked "source changed" in the
-same transaction, so contexts flag it and the review queue lists it (README, "Document facts")."""
+same transaction, so contexts flag it and the review queue lists it (docs/behaviour.md,
+"Document facts")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The review queue: what needs a person, most urgent first, and the action that resolves a
-conflict. See the README, "Review queue", for the order and what a conflict is.
+conflict. See docs/behaviour.md, "Review queue", for the order and what a conflict is.
 
 Order (QUEUE_ORDER): conflicts (two truths served at once), then memories whose source document
 changed (served, maybe wrong), then candidates awaiting confirmation, then imported items

@@ -39,7 +39,7 @@ MAX_EVIDENCE_REF_CHARS = 320  # conversations/{id}/messages/{id}, importBatches/
 MAX_RESOURCE_NAME_CHARS = 320  # the longest is users/{user}/customerGrants/{customer}
 MAX_DISPLAY_NAME_CHARS = 256
 MAX_SOURCE_REF_CHARS = 512  # where an archive item came from, and an attachment's name
-# Items in a repeated request field (documented in the protos and the README's Limits table).
+# Items in a repeated request field (documented in the protos and docs/limits.md).
 MAX_CONTEXT_CUSTOMERS = 100
 MAX_EVIDENCE_MESSAGES = 20
 MAX_REPEATED_ITEMS = 100  # any other repeated field of a request

@@ -136,7 +136,8 @@ def _write(source: Path, folder: Path) -> dict[str, Any]:
             dynamo=False,
         )
     # Weights of the matrix products only, one scale per output channel: mean cosine 0.99 to
-    # the fp32 vectors where one scale per tensor gave 0.93 (README, "Embedding runtime").
+    # the fp32 vectors where one scale per tensor gave 0.93 (docs/behaviour.md, "The model runs
+    # on ONNX Runtime").
     quantize_dynamic(
         str(traced),
         str(folder / "model-int8.onnx"),

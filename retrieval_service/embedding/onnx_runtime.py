@@ -4,8 +4,8 @@ tokenizer, without torch.
 The graph already pools (mean over the attention mask) and L2-normalises, as sentence-transformers
 does, so its vectors are the torch embedder's (cosine >= 0.9999,
 tests/integration/test_onnx_embedding.py) and both share one collection. The int8 variant's
-vectors differ a little more (README), so it gets a collection of its own: switching rebuilds the
-index from the records.
+vectors differ a little more (docs/behaviour.md), so it gets a collection of its own: switching
+rebuilds the index from the records.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class OnnxEmbedder:
         # this project's 2-core machine two of them embed memory-sized documents about 15% faster
         # than one pass on two threads, for about 7% less CPU a document, and a neighbour taking
         # part of a core slows a pass of its own rather than a second thread every operator of
-        # the other waits for (README: Benchmarks). A query's pass gains nothing from a second
+        # the other waits for (docs/benchmarks.md). A query's pass gains nothing from a second
         # thread either. 0 threads is one per usable core, resolved here.
         self.threads = _resolved(threads)
         self.document_threads = (

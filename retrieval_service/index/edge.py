@@ -37,7 +37,7 @@ OPTIMIZE_POINTS = 20_000
 SEGMENTS = 1_000  # the target number of segments: high enough that no merge is ever planned
 # A tenant's vectors are scanned (no graph: `m` and `payload_m` 0), as int8 codes kept in RAM,
 # the best candidates rescored with the stored float vectors: exact-search quality at a quarter
-# of the bytes read (README: Benchmarks, embedded engine).
+# of the bytes read (docs/benchmarks.md, embedded engine).
 RESCORE = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0))
 
 

@@ -1,5 +1,5 @@
 """One request must not take the service down: hostile archives against a memory service held to
-the pod's 512 MiB (README, "Limits"). Each archive ends in a clear error or a FAILED batch, the
+the pod's 512 MiB (docs/limits.md). Each archive ends in a clear error or a FAILED batch, the
 service keeps serving, and a restart comes up clean without parsing anything again."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class Bounded:
         )
         assert self.server.process.poll() is None, f"{what}: the service died:\n{self.server.log()}"
         peak = self.watch.peak
-        print(f"peak RSS {mib(peak)} {what}")  # shown with -s: the figures in the README
+        print(f"peak RSS {mib(peak)} {what}")  # shown with -s: the figures in docs/limits.md
         assert peak < POD_LIMIT, f"{what}: peak RSS {mib(peak)}"
         with grpc.insecure_channel(self.server.address) as channel:
             reply = health_pb2_grpc.HealthStub(channel).Check(

@@ -91,7 +91,7 @@ def test_an_exact_order_number_is_found_by_bm25_where_the_embedding_misses_it(
     assert [h.id for h in both_sparse] == [h.id for h in sparse]
     assert fusion.weighted(both_dense, both_sparse, 5, 0.3)[0].id == wanted
     # Reciprocal rank fusion (k=60) is too flat for this: first in one list only scores below
-    # second in both, which is why the weighted sum is the default (README: Benchmarks).
+    # second in both, which is why the weighted sum is the default (docs/benchmarks.md).
     assert wanted in [h.id for h in fusion.rrf([both_dense, both_sparse], 5)]
 
 

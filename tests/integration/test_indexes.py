@@ -143,7 +143,8 @@ def test_edge_index_checkpoints_its_write_ahead_log_while_updates_go_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The embedded engine never truncates its log by itself: without these flushes its mapped
-    files grow with every overwrite at a constant number of points (the soak in the README)."""
+    files grow with every overwrite at a constant number of points (the soak in
+    docs/benchmarks.md)."""
     index = EdgeIndex(tmp_path / "edge", DIMENSIONS)
     shard = CountingShard(index._shard)
     index._shard = shard  # type: ignore[assignment]

@@ -273,7 +273,8 @@ def test_fp32_shares_the_torch_collection_and_int8_gets_its_own(export_dir: Path
 
 
 def test_int8_vectors_stay_close_to_fp32(export_dir: Path) -> None:
-    """The README quotes these figures; a quantiser change that loses more fails here."""
+    """docs/behaviour.md and docs/benchmarks.md quote these figures; a quantiser change that
+    loses more fails here."""
     texts = varied_texts()
     fp32 = vectors(OnnxEmbedder(export_dir, "fp32", threads=1), texts)
     int8 = vectors(OnnxEmbedder(export_dir, "int8", threads=1), texts)

@@ -8,7 +8,7 @@
 
 Every parser reads as a stream and yields items one at a time; the limits below are enforced
 while reading, so a hostile archive fails at the first item past a limit instead of being built
-in memory first (README, "Limits"). Archive text is data: it is returned as items and never
+in memory first (docs/limits.md). Archive text is data: it is returned as items and never
 interpreted as instructions.
 """
 
@@ -28,7 +28,7 @@ from memory_service.domain import rules
 from memory_service.domain.model import Speaker
 
 # The decompressed archive. With the parse streaming, the copies of the archive that receiving
-# and storing it make are the largest cost (about five, measured: README, "Limits"); the gRPC
+# and storing it make are the largest cost (about five, measured: docs/limits.md); the gRPC
 # receive limit is set just above this.
 MAX_ARCHIVE_BYTES = 16 * 1024 * 1024
 MAX_ITEM_CHARS = 32_000
