@@ -90,6 +90,9 @@ def connect(address: str) -> grpc.Channel:
 
 @dataclass(frozen=True)
 class Credentials:
+    """The token memoryctl sends, and where it came from: a refusal is only actionable when the
+    line says which key signed the token and what to set instead."""
+
     token: str
     origin: str  # where the token came from, for the line that explains a refusal
     advice: str = ""  # what to set when the service refuses it
