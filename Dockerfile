@@ -1,6 +1,6 @@
-# Two images from the project's own files, one per container of the pod:
-#   docker build --target memory-service -t crmmem .            (the default target: the last)
-#   docker build --target retrieval-sidecar -t crmmem-retrieval .
+# Two images from the project's own files, one per container of the pod (docs/deployment.md):
+#   docker build --target memory-service -t crmmem:0.1.0 .            (the default target: the last)
+#   docker build --target retrieval-sidecar -t crmmem-retrieval:0.1.0 .
 # The memory service installs the package alone (`pip install .`): no model, no torch. The sidecar
 # installs the `[sidecar]` extra (ONNX Runtime, the tokenizer, the vector engines) and runs the
 # model exported to ONNX in a build stage, the only one with torch; the weights ship inside the
@@ -44,19 +44,34 @@ RUN /opt/venv/bin/pip install --no-cache-dir "torch==2.13.0" \
 
 FROM python:3.11-slim AS runtime
 ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1
-RUN useradd --uid 10001 --no-create-home --shell /usr/sbin/nologin crmmem
+RUN groupadd --gid 10001 crmmem \
+ && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin crmmem
 COPY --from=build /opt/gen /opt/gen
 
 FROM runtime AS retrieval-sidecar
 COPY --from=sidecar-venv /opt/venv /opt/venv
 COPY --from=onnx-export /opt/onnx /opt/onnx
 ENV HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 RETRIEVAL_ONNX_DIR=/opt/onnx
+# A container's loopback is its own: listen on every interface so that a memory service in
+# another container can call (the shared secret still guards every call). The pod's ConfigMap
+# narrows this to 127.0.0.1, where the two containers share one network namespace. The data
+# folder exists and belongs to the service's user, so that a named volume mounted on it starts
+# out writable.
+RUN install -d -o 10001 -g 10001 -m 0700 /var/lib/retrieval
+ENV RETRIEVAL_LISTEN=0.0.0.0:50052 RETRIEVAL_DATA_DIR=/var/lib/retrieval
 USER 10001
 EXPOSE 50052
 CMD ["python", "-m", "retrieval_service", "serve"]
 
 FROM runtime AS memory-service
 COPY --from=memory-venv /opt/venv /opt/venv
+# Reachable through `docker run -p 50051:50051` (loopback would be the container's own). The
+# SQLite file and dev key go to /var/lib/crmmem/data; only the parent is made here, owned by the
+# service's user, so a named volume on /var/lib/crmmem starts out writable, while under a
+# read-only root filesystem with PostgreSQL (the Kubernetes pod) the data folder does not exist
+# and the service never touches it.
+RUN install -d -o 10001 -g 10001 -m 0700 /var/lib/crmmem
+ENV MEMORY_LISTEN=0.0.0.0:50051 MEMORY_DATA_DIR=/var/lib/crmmem/data
 USER 10001
 EXPOSE 50051
 CMD ["python", "-m", "memory_service", "serve"]

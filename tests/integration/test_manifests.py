@@ -37,6 +37,13 @@ def find(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
     return next(d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name)
 
 
+def init_containers(pod: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The pod's migration (runs to completion first) and its native sidecar, in that order."""
+    migrate, sidecar = pod["initContainers"]
+    assert (migrate["name"], sidecar["name"]) == ("migrate", "retrieval")
+    return migrate, sidecar
+
+
 @pytest.mark.parametrize("overlay", ["dev", "production"])
 def test_overlay_renders_and_validates(overlay: str) -> None:
     docs = render(overlay)
@@ -48,7 +55,7 @@ def test_overlay_renders_and_validates(overlay: str) -> None:
 def test_manifests_agree_with_the_code(overlay: str) -> None:
     docs = render(overlay)
     pod = find(docs, "Deployment", "memory-service")["spec"]["template"]["spec"]
-    [sidecar] = pod["initContainers"]
+    migrate, sidecar = init_containers(pod)
     [memory] = pod["containers"]
     assert sidecar["restartPolicy"] == "Always"  # a native sidecar
     assert "startupProbe" in sidecar
@@ -63,7 +70,11 @@ def test_manifests_agree_with_the_code(overlay: str) -> None:
             assert container[probe]["grpc"]["port"] == port
         assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert pod["securityContext"]["runAsNonRoot"] is True
-    names = set(config) | {e["name"] for c in (memory, sidecar) for e in c.get("env", [])}
+    assert "restartPolicy" not in migrate  # runs to completion before the sidecar starts
+    assert migrate["command"][-1] == "migrate"
+    assert migrate["securityContext"]["readOnlyRootFilesystem"] is True
+    containers = (memory, sidecar, migrate)
+    names = set(config) | {e["name"] for c in containers for e in c.get("env", [])}
     unread = sorted(n for n in names if n not in READ)
     assert unread == [], f"the manifests set variables the code never reads: {unread}"
     assert find(docs, "Service", "memory-service")["spec"]["ports"][0]["port"] == listen_port
@@ -101,7 +112,7 @@ def test_production_runs_a_replicated_qdrant_cluster_and_external_postgres() -> 
     ]
     assert not [d for d in docs if d["kind"] == "Secret"]  # provided by the operators
     kinds = {d["kind"] for d in docs}
-    assert {"PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy", "Job"} <= kinds
+    assert {"PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy"} <= kinds
 
 
 def test_dev_runs_postgres_in_the_cluster() -> None:
@@ -120,7 +131,7 @@ def test_the_sidecar_and_qdrant_need_their_secrets(overlay: str) -> None:
     Qdrant share the API key; the NetworkPolicy still confines Qdrant to the memory pods."""
     docs = render(overlay)
     pod = find(docs, "Deployment", "memory-service")["spec"]["template"]["spec"]
-    [sidecar] = pod["initContainers"]
+    _, sidecar = init_containers(pod)
     [memory] = pod["containers"]
     config = next(d for d in docs if d["kind"] == "ConfigMap")["data"]
     secret_file = Path(config["RETRIEVAL_SHARED_SECRET_FILE"])
@@ -163,9 +174,8 @@ def test_each_container_runs_the_image_built_for_it(overlay: str) -> None:
     installs the [sidecar] extra; the manifests run each from its own image."""
     docs = render(overlay)
     pod = find(docs, "Deployment", "memory-service")["spec"]["template"]["spec"]
-    [sidecar] = pod["initContainers"]
+    migrate, sidecar = init_containers(pod)
     [memory] = pod["containers"]
-    [migrate] = find(docs, "Job", "memory-migrate")["spec"]["template"]["spec"]["containers"]
     assert sidecar["image"].split(":")[0] == "crmmem-retrieval"
     assert memory["image"].split(":")[0] == migrate["image"].split(":")[0] == "crmmem"
     stages = dockerfile_stages()
