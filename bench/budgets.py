@@ -234,13 +234,14 @@ def _document_embedding(result: dict[str, Any]) -> tuple[str, bool | None]:
 
 
 def _grounding(result: dict[str, Any]) -> tuple[str, bool | None]:
-    """Both directions of the grounding rule on the labelled TEST cases."""
-    text = (
-        f"{result['faithful_applied']:.1%} of {result['faithful']} faithful ACTIVE; "
-        f"{result['unfaithful_refused']:.1%} of {result['unfaithful']} unfaithful CANDIDATE "
-        f"({result['hard_unfaithful_refused']:.0%} of changed figures, ids, names, negations)"
-    )
-    return text, bool(result["met"])
+    """Both directions of the grounding rule, on each labelled set."""
+    parts = [
+        f"{name}: {split['faithful_applied']:.1%} of {split['faithful']} faithful ACTIVE, "
+        f"{split['unfaithful_refused']:.1%} of {split['unfaithful']} unfaithful CANDIDATE "
+        f"({split['hard_unfaithful_refused']:.0%} of changed figures, ids, negations)"
+        for name, split in result["splits"].items()
+    ]
+    return "; ".join(parts), bool(result["met"])
 
 
 def _secret_refusals(result: dict[str, Any]) -> tuple[str, bool | None]:

@@ -201,9 +201,7 @@ def _card(rng: random.Random) -> tuple[str, int]:
 
 
 def _layout(rng: random.Random, number: str) -> str:
-    if len(number) == 15:
-        groups = [number[:4], number[4:10], number[10:]]
-    elif len(number) == 14:
+    if len(number) in (14, 15):  # Amex and Diners print 4-6-5 and 4-6-4
         groups = [number[:4], number[4:10], number[10:]]
     else:
         groups = [number[i : i + 4] for i in range(0, len(number), 4)]

@@ -60,12 +60,19 @@ _CLAUSE_BREAK = re.compile(
     r"[.!?;:,\n()]|\b(?:but|so|because|although|though|while|whereas|except|however)\b"
     r"|\band(?=\s+(?:i|we|they|he|she|you|it)\b)"
 )
+_ADVERB = re.compile(r"\w+ly|now|still|often|always|also|just")
+_POSSESSIVE = re.compile(r"['\u2019]s$")
 _FIRST_PERSON = frozenset(["i", "me", "my", "mine", "myself", "we", "us", "our", "ours"])
 _MIN_PREFIX = 4  # words shorter than this match only as they are
 _MAX_INFLECTION_CHARS = 3  # "-less" and "-free" are longer: they change the meaning
 # Endings cut before words are compared, longest first; each keeps a stem of at least 3 or 4
 # letters ("paper" is not "pap" + "er", "early" not "ear" + "ly").
-_PLURAL: tuple[tuple[str, str, int], ...] = (("ies", "y", 2), ("sses", "ss", 2), ("xes", "x", 2))
+_PLURAL: tuple[tuple[str, str, int], ...] = (
+    ("ies", "y", 2),
+    ("ied", "y", 2),
+    ("sses", "ss", 2),
+    ("xes", "x", 2),
+)
 _PLURAL += (("ches", "ch", 2), ("shes", "sh", 2), ("s", "", 3))
 _DERIVATIONS = (
     ("ations", 4),
@@ -78,7 +85,7 @@ _DERIVATIONS = (
     ("ances", 4),
     ("ance", 4),
     ("ings", 3),
-    ("ing", 3),
+    ("ing", 2),
     ("sions", 4),
     ("sion", 4),
     ("ions", 4),
@@ -95,7 +102,7 @@ _DERIVATIONS = (
     ("als", 4),
     ("al", 4),
     ("ly", 4),
-    ("ed", 3),
+    ("ed", 2),
 )
 
 
@@ -113,14 +120,20 @@ def base(word: str) -> str:
         for suffix, keep in _DERIVATIONS:
             if word.endswith(suffix) and len(word) - len(suffix) >= keep:
                 word = word[: -len(suffix)]
+                if suffix in ("ing", "ed") and _lost_e(word):
+                    return word + "e"  # "using" -> "use", "hiring" -> "hire", not "asked"
                 break
         else:
             break
-    for suffix in ("ing", "ed"):  # "using" -> "use", "made" aside (irregular)
-        stem = word[: -len(suffix)]
-        if word.endswith(suffix) and len(stem) in (2, 3) and stem[-1] not in "aeiouy":
-            return stem + "e"
     return word
+
+
+def _lost_e(stem: str) -> bool:
+    """A short stem that ended in a silent e before -ing/-ed: a vowel, then one consonant."""
+    vowels = "aeiou"
+    if len(stem) > 3 or stem[-1] in vowels + "wxy" or stem[-2] not in vowels:
+        return False
+    return len(stem) == 2 or stem[0] not in vowels
 
 
 def _is_figure(word: str) -> bool:
@@ -152,6 +165,14 @@ _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in lexicon.ANTONYMS:
     _OPPOSITES.setdefault(base(_one), set()).add(base(_other))
     _OPPOSITES.setdefault(base(_other), set()).add(base(_one))
+
+
+def _opposites(stem: str) -> set[str]:
+    found: set[str] = set()
+    for key, others in _OPPOSITES.items():
+        if _close(stem, key):
+            found |= others
+    return found
 
 
 def _synonyms(stem: str) -> set[str]:
@@ -234,18 +255,24 @@ def _located(quote: str, evidence_text: str) -> str:
     return text[first:last]
 
 
-def _leading_names(value: str) -> set[str]:
-    """The value's first one or two words when written as a name ("Caroline attended ..."):
-    the speaker, named by an extractor writing about the conversation."""
-    names: set[str] = set()
-    for token in value.split()[:2]:
+def _leading_names(value: str, support: _Text) -> set[str]:
+    """The speaker named by an extractor writing about the conversation ("Caroline attended
+    ...", "Omar Haddad is ...", "Jon's crew ..."): up to three capitalised words the support
+    does not have, at the start of the value, then a possessive or a finite verb. A
+    sentence-case first word ("Removing a shift", "Sister Hanna") is not a name."""
+    tokens = value.split()
+    names: list[str] = []
+    for token in tokens[:3]:
         word = _WORD.findall(token)
-        if not word or not word[0][:1].isupper():
+        if not word or not word[0][:1].isupper() or support.has(word[0].casefold()):
             break
-        names.add(word[0].casefold())
-        if not token[-1:].isalnum():
-            break
-    return names
+        names.append(word[0].casefold())
+        if _POSSESSIVE.search(token):
+            return set(names)
+    rest = [t.casefold() for t in tokens[len(names) :] if not _ADVERB.fullmatch(t.casefold())]
+    following = rest[0] if names and rest else ""
+    finite = following in lexicon.FINITE_VERBS or following.endswith(("s", "ed"))
+    return set(names) if finite else set()
 
 
 def _capitalised(value: str) -> set[str]:
@@ -261,20 +288,47 @@ _DISLIKING = frozenset(base(word) for word in lexicon.DISLIKING)
 _LIKING = frozenset(base(word) for word in lexicon.LIKING)
 
 
+def _negative_prefixes(value: str, support: _Text) -> str:
+    """The value with "unwilling" read as "not willing" where the evidence has "willing"."""
+
+    def spelled_out(match: re.Match[str]) -> str:
+        word = match.group()
+        for prefix in ("un", "dis", "in"):
+            rest = word[len(prefix) :]
+            if (
+                word.casefold().startswith(prefix)
+                and len(rest) >= 4
+                and support.has(rest.casefold())
+            ):
+                return f"not {rest}"
+        return word
+
+    return _WORD.sub(spelled_out, value)
+
+
 def _says_dislike(support: _Text) -> bool:
     """A word of disliking, or a negated word of liking ("don't like", not "don't mind")."""
     return bool(support.bases & _DISLIKING) or (support.negated() and bool(support.bases & _LIKING))
 
 
-def _clause_negation_disagrees(value: _Text, words: list[str], support_text: str) -> bool:
-    """Whether the value's negation differs from that of the support's clause(s) saying most
-    of what the value says; with no such clause, from the support as a whole."""
+def _clause_negation_disagrees(value_text: str, support_text: str) -> bool:
+    """Whether a clause of the value ("carry tablets", "not laptops") differs in negation from
+    the support's clause(s) saying most of what it says; with no such clause, from the support
+    as a whole."""
     clauses = [_Text.of(part) for part in _CLAUSE_BREAK.split(support_text) if part.strip()]
-    scored = [(sum(clause.has(word) for word in words), clause) for clause in clauses]
-    best = max((score for score, _ in scored), default=0)
-    if best == 0:
-        return value.negated() != _Text.of(support_text).negated()
-    return any(clause.negated() != value.negated() for score, clause in scored if score == best)
+    for part in _CLAUSE_BREAK.split(value_text):
+        said = _Text.of(part)
+        words = [w for w in said.words if _content(w) and w not in lexicon.FRAMING_WORDS]
+        if not words and not said.negated():
+            continue
+        scored = [(sum(clause.has(word) for word in words), clause) for clause in clauses]
+        best = max((score for score, _ in scored), default=0)
+        if best == 0:
+            if said.negated() != _Text.of(support_text).negated():
+                return True
+        elif any(clause.negated() != said.negated() for score, clause in scored if score == best):
+            return True
+    return False
 
 
 def _grounding(value: str, quote: str, evidence_text: str) -> str:
@@ -291,7 +345,7 @@ def _grounding(value: str, quote: str, evidence_text: str) -> str:
             return (
                 f"{UNGROUNDED}: the identifier {code.casefold()!r} does not occur in its evidence"
             )
-    value_text = _Text.of(value)
+    value_text = _Text.of(_negative_prefixes(value, support))
     words = [word for word in value_text.words if _content(word)]
     for word in words:
         if _is_figure(word) and not support.has(word):
@@ -305,7 +359,7 @@ def _grounding(value: str, quote: str, evidence_text: str) -> str:
     for word in words:
         if support.has(word):
             continue
-        opposite = _OPPOSITES.get(base(word), set()) & support.bases
+        opposite = _opposites(base(word)) & support.bases
         if opposite:
             return (
                 f"{UNGROUNDED}: {_quoted(word, value)} is the opposite of "
@@ -314,13 +368,13 @@ def _grounding(value: str, quote: str, evidence_text: str) -> str:
     for word in value_text.words:
         if base(word) in _DISLIKING and not _says_dislike(support):
             return f"{UNGROUNDED}: the word {_quoted(word, value)} does not occur in its evidence"
-    if _clause_negation_disagrees(value_text, words, support_text):
+    if _clause_negation_disagrees(_negative_prefixes(value, support), support_text):
         return f"{UNGROUNDED}: the value and its evidence disagree on a negation"
     if not words:  # function words or symbols only: they must be there as they are
         if rules.quote_occurs(value, support_text):
             return ""
         return f"{UNGROUNDED}: the value does not occur in its evidence"
-    speaker_named = _leading_names(value) if _FIRST_PERSON & set(support.words) else set()
+    speaker_named = _leading_names(value, support) if _FIRST_PERSON & set(support.words) else set()
     names = _capitalised(value)
     unsupported = [
         word

@@ -201,6 +201,16 @@ IRREGULAR = {
     "tried": "try",
     "intention": "intend",
 }
+# Words after a subject that make it one: "Caroline is ...", "Omar went ..." (see
+# `grounding._leading_names`); verbs ending in -s or -ed need no entry.
+FINITE_VERBS = _set(
+    """
+    is was has had does did will would can could should may might must went said told took
+    made got gave saw came became felt kept left lost met paid ran sent spent thought won
+    wrote bought brought built chose drove ate flew grew heard held knew led sold taught
+    """
+)
+
 # Words that say "not like": a value saying one needs one in its evidence, or a negated word of
 # liking there ("dislikes X" from "I don't like X", never from "I don't mind X").
 DISLIKING = frozenset(["dislike", "hate", "loathe", "detest", "despise"])
@@ -256,8 +266,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     leave quit resign depart
     eat food meal dish diet
     drink beverage
-    child son daughter
-    spouse wife husband partner
+    spouse partner
     dog puppy
     cat kitten
     car vehicle
@@ -280,6 +289,130 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     practice train
     want need
     note remember
+    happy pleased glad delighted thrilled satisfied content
+    unhappy dissatisfied displeased frustrated upset annoyed
+    near close nearby
+    far distant remote
+    fix repair mend resolve
+    broken faulty defective
+    tech technician engineer
+    busy swamped overloaded slammed overwhelmed
+    try attempt aim
+    evaluate assess review consider compare
+    create make build set
+    show display present demo demonstrate
+    explain clarify describe
+    check verify confirm
+    improve enhance better
+    increase raise grow boost
+    decrease reduce cut lower shrink
+    keep retain maintain hold
+    change modify alter adjust update switch
+    cancel call off scrap
+    continue keep carry proceed
+    finish complete done wrap
+    need want require
+    allow let permit enable
+    forbid prohibit ban bar
+    give provide supply offer
+    show demo
+    suggest recommend propose advise
+    agree accept approve okay consent
+    reject decline refuse turn
+    answer reply respond
+    invite ask
+    remind nudge
+    visit stop drop
+    quick brief short
+    large big sizable
+    cheap inexpensive affordable budget
+    expensive pricey costly
+    important key critical crucial essential vital
+    main primary principal chief
+    extra additional more another
+    whole entire full complete
+    usual regular normal standard typical
+    often frequently regularly
+    rarely seldom
+    mostly mainly largely primarily
+    currently presently now
+    soon shortly
+    right correct accurate
+    wrong incorrect inaccurate
+    mistake error
+    goal target objective aim
+    plan strategy roadmap
+    deadline due
+    meeting call sync catchup standup
+    customer account
+    vendor supplier provider
+    product tool platform software solution system app application
+    feature function capability functionality
+    license licence seat
+    user member
+    employee staff colleague coworker
+    boss manager supervisor lead
+    owner founder
+    partner spouse
+    friend buddy pal
+    home house apartment flat place
+    car vehicle auto
+    office workplace
+    store shop
+    town city
+    country nation
+    job work position role career
+    hobby pastime interest
+    food meal dish cuisine
+    drink beverage
+    doctor physician gp
+    vacation holiday leave break trip
+    exercise workout training
+    run jog
+    walk stroll hike
+    sleep rest
+    study learn
+    teach train coach
+    picture photo image
+    movie film
+    book novel
+    song track tune
+    kid child
+    mom mum mother
+    dad father
+    shipment delivery consignment
+    package parcel
+    price cost rate fee quote
+    bill invoice statement
+    money funds cash budget
+    profit margin
+    revenue sales turnover income
+    contract agreement deal
+    term duration length period
+    renew extend
+    sign execute
+    quit resign
+    fire dismiss
+    hire recruit employ
+    move relocate
+    start launch
+    open launch
+    report dashboard
+    problem issue concern difficulty
+    complaint grievance
+    question query inquiry
+    help support assist aid
+    info information details data
+    email mail
+    phone mobile cell
+    talk chat speak discuss converse
+    tell inform notify let
+    send forward
+    get receive
+    buy purchase
+    pick choose select
+    like enjoy love adore
+    swamped slammed
     end finish terminate
     close shut
     headquarters hq head office
