@@ -62,6 +62,21 @@ breaking: gen
 	cp buf.yaml build/against/ && cp -r $(GOOGLE) build/against/$(dir $(GOOGLE))
 	$(BIN)/buf breaking --against build/against
 
+# The protos as one self-contained FileDescriptorSet, their imports and google.rpc's error details
+# included, for clients that load descriptors rather than .proto files (docs/clients.md).
+.PHONY: descriptors stubs
+DESCRIPTORS ?= build/crmmem.binpb
+descriptors: $(DESCRIPTORS)
+
+$(DESCRIPTORS): $(GEN)/.stamp buf.yaml
+	$(BIN)/buf build --as-file-descriptor-set -o $@ --path protos/crmmem \
+		--path $(GOOGLE)/google/rpc/status.proto --path $(GOOGLE)/google/rpc/error_details.proto
+
+# Go, Java and Node.js client code in build/stubs (buf.gen.yaml: plugins installed here, from
+# Debian's packages (scripts/install-stub-plugins.sh) and clients/node's devDependencies).
+stubs: gen node
+	$(BIN)/buf generate
+
 lint: gen
 	$(BIN)/buf lint
 	if git rev-parse -q --verify $(AGAINST) >/dev/null; then $(MAKE) --no-print-directory breaking; fi
