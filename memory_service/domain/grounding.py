@@ -27,11 +27,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from memory_service.domain import lexicon, rules
+from memory_service.domain.call_memo import CallMemo
 
 UNGROUNDED = "UNGROUNDED"
 
@@ -388,34 +388,21 @@ def _grounding(value: str, quote: str, evidence_text: str) -> str:
     return f"{UNGROUNDED}: {what} {_quoted(word, value)} does not occur in its evidence"
 
 
-# Inside `remembering_groundings()`: answers by (value, quote, evidence text).
-_GROUNDINGS: ContextVar[dict[tuple[str, str, str], str] | None] = ContextVar(
-    "groundings", default=None
-)
+_GROUNDINGS = CallMemo("groundings")
 
 
-@contextmanager
-def remembering_groundings() -> Iterator[None]:
+def remembering_groundings() -> AbstractContextManager[None]:
     """Within one call, `grounding` answers the same value, quote and evidence text once: a
     batch asks before its write transaction (outside SQLite's one writer lock), and the write
-    finds the answers. They live only as long as the call."""
-    token = _GROUNDINGS.set({}) if _GROUNDINGS.get() is None else None
-    try:
-        yield
-    finally:
-        if token is not None:
-            _GROUNDINGS.reset(token)
+    finds the answers."""
+    return _GROUNDINGS.remembering()
 
 
 def grounding(value: str, quote: str, evidence_text: str) -> str:
     """Why the value is not supported by its evidence; '' when it is (see the module)."""
-    known = _GROUNDINGS.get()
-    if known is None:
-        return _grounding(value, quote, evidence_text)
-    found = known.get((value, quote, evidence_text))
-    if found is None:
-        found = known[(value, quote, evidence_text)] = _grounding(value, quote, evidence_text)
-    return found
+    return _GROUNDINGS.answer(
+        (value, quote, evidence_text), lambda: _grounding(value, quote, evidence_text)
+    )
 
 
 def is_ungrounded(status_reason: str) -> bool:

@@ -26,11 +26,10 @@ import base64
 import binascii
 import re
 import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
 from urllib.parse import unquote
 
+from memory_service.domain.call_memo import CallMemo
 from memory_service.domain.card_numbers import has_card_number
 from memory_service.domain.errors import InvalidArgument, Reason
 from memory_service.domain.ports import SecretScanner
@@ -182,10 +181,8 @@ def _phrase(text: str) -> str:
     return ""
 
 
-# Inside `SecretDetector.remembering()`: verdicts by text, so one call scans a text once.
-_VERDICTS: ContextVar[dict[tuple[int, str], str] | None] = ContextVar(
-    "secret_verdicts", default=None
-)
+# Verdicts by (detector, text) inside `SecretDetector.remembering()`: one call scans a text once.
+_VERDICTS = CallMemo("secret_verdicts")
 
 
 class SecretDetector:
@@ -194,29 +191,17 @@ class SecretDetector:
     def __init__(self, scanner: SecretScanner | None = None) -> None:
         self._scanner = scanner
 
-    @contextmanager
-    def remembering(self) -> Iterator[None]:
+    def remembering(self) -> AbstractContextManager[None]:
         """Within one call, a text asked about twice is scanned once (a created memory's value
-        is often its evidence message's text). Verdicts live only as long as the call, so
-        nothing of one request's texts outlasts it or is seen by another."""
-        token = _VERDICTS.set({}) if _VERDICTS.get() is None else None
-        try:
-            yield
-        finally:
-            if token is not None:
-                _VERDICTS.reset(token)
+        is often its evidence message's text)."""
+        return _VERDICTS.remembering()
 
     def kind(self, text: str) -> str:
         """What kind of secret the text carries ("" when none). Never log or echo the text."""
         if not text:
             return ""
-        verdicts = _VERDICTS.get()
-        if verdicts is None:
-            return self._scan(text)
-        found = verdicts.get((id(self), text))  # another detector may plug another scanner
-        if found is None:
-            found = verdicts[(id(self), text)] = self._scan(text)
-        return found
+        # Keyed by detector too: another detector may plug another scanner.
+        return _VERDICTS.answer((id(self), text), lambda: self._scan(text))
 
     def _scan(self, text: str) -> str:
         # Full-width letters and digits read as plain ones; invisible characters are dropped.

@@ -7,7 +7,7 @@ opposite or adds a fact stays a CANDIDATE whose reason names what the evidence l
 from __future__ import annotations
 
 import pytest
-from crmmem.memory.v1 import memory_pb2
+from crmmem.memory.v1 import memory_pb2, memory_service_pb2
 
 from tests.e2e.helpers import ACTIVE, CANDIDATE, create_memory, provenance, say
 from tests.e2e.test_recall import until_recalled
@@ -112,18 +112,25 @@ def user(recall_server: ServerProcess, tenant: str) -> Client:
     return recall_server.client(tenant, "caroline")
 
 
-@pytest.mark.parametrize(("said", "quote", "value", "query"), FAITHFUL)
-def test_a_faithful_value_applies_at_once_and_is_recalled(
-    user: Client, said: str, quote: str, value: str, query: str
-) -> None:
+def write(
+    user: Client, said: str, quote: str, value: str
+) -> memory_service_pb2.CreateMemoryResponse:
+    """As a client would: append what the user said, then create the extractor's memory."""
     message = say(user, None, said)
-    created = create_memory(
+    return create_memory(
         user,
         "statement",
         value,
         kind=memory_pb2.MEMORY_KIND_FACT,
         evidence=provenance(message, quote=quote),
     )
+
+
+@pytest.mark.parametrize(("said", "quote", "value", "query"), FAITHFUL)
+def test_a_faithful_value_applies_at_once_and_is_recalled(
+    user: Client, said: str, quote: str, value: str, query: str
+) -> None:
+    created = write(user, said, quote, value)
     assert created.revision.state == ACTIVE, created.revision.status_reason
     assert created.revision.status_reason == ""
     assert created.memory.applicable_revision.value == value
@@ -134,14 +141,7 @@ def test_a_faithful_value_applies_at_once_and_is_recalled(
 def test_an_unfaithful_value_is_a_candidate_naming_what_is_missing(
     user: Client, kind: str, said: str, quote: str, value: str, named: str
 ) -> None:
-    message = say(user, None, said)
-    created = create_memory(
-        user,
-        "statement",
-        value,
-        kind=memory_pb2.MEMORY_KIND_FACT,
-        evidence=provenance(message, quote=quote),
-    )
+    created = write(user, said, quote, value)
     assert created.revision.state == CANDIDATE, kind
     assert created.revision.status_reason.startswith("UNGROUNDED:"), kind
     assert named in created.revision.status_reason, (kind, created.revision.status_reason)
