@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from bench.common import emit, summary_ms
-from retrieval_service.embedding import Embedder, packaged_model_path
+from retrieval_service.embedding import Embedder
+from retrieval_service.embedding.model_files import packaged_model_path
 from retrieval_service.embedding.onnx_runtime import OnnxEmbedder, default_export_dir
 from retrieval_service.embedding.sentence_transformer import SentenceTransformerEmbedder
 from tests.support.servers import TEST_RETRIEVAL_SECRET, start_server

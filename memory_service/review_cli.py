@@ -11,7 +11,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 import grpc
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
@@ -22,7 +22,20 @@ from crmmem.memory.v1 import transcript_service_pb2_grpc as tr_grpc
 from google.protobuf.json_format import MessageToDict
 
 if TYPE_CHECKING:
-    from memory_service.cli import Cli
+    from crmmem.memory.v1 import import_service_pb2_grpc as imp_grpc
+    from crmmem.memory.v1 import memory_service_pb2_grpc as svc_grpc
+
+
+class Cli(Protocol):
+    """What the review walk uses of memoryctl's client (`cli.Cli`), which registers the walk:
+    named here so that the two modules do not import each other."""
+
+    address: str
+    auth: tuple[tuple[str, str | bytes], ...]
+    memories: svc_grpc.MemoryServiceStub
+    imports: imp_grpc.ImportServiceStub
+    as_json: bool
+
 
 REASONS = {
     "conflict": svc.REVIEW_REASON_CONFLICT,

@@ -24,8 +24,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from crmmem_runtime.shared_secret import call_metadata
 from memory_service.domain.indexing import IndexDocument, IndexUnavailable
-from memory_service.domain.ports import SearchUnavailable
-from memory_service.domain.recall import Candidate
+from memory_service.domain.ports import Candidate, SearchUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -24,13 +24,14 @@ from memory_service.app.index_watch import IndexWatch
 from memory_service.app.transactions import Transactions
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.ports import (
+    Candidate,
     NoUsageLog,
     Search,
     SearchUnavailable,
     UsageLog,
     Visibility,
 )
-from memory_service.domain.recall import Candidate, RecallResult, RecallUseCases, ScopeHint
+from memory_service.domain.recall import RecallResult, RecallUseCases, ScopeHint
 
 CANDIDATE_OVERFETCH = 3
 MAX_CANDIDATES = 100

@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from memory_service.domain.model import (
     Conversation,
@@ -30,8 +30,15 @@ from memory_service.domain.model import (
     TaskCheckpoint,
 )
 
-if TYPE_CHECKING:
-    from memory_service.domain.recall import Candidate
+
+@dataclass(frozen=True)
+class Candidate:
+    """A memory the search index proposes for a recall, at the revision it indexed: only a
+    candidate, which recall checks against the records and the caller's access."""
+
+    memory_id: str
+    score: float
+    revision_number: int
 
 
 @dataclass(frozen=True)

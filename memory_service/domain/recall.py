@@ -10,7 +10,7 @@ from datetime import datetime
 from memory_service.domain import rules
 from memory_service.domain.authorization import AccessPolicy
 from memory_service.domain.model import Identity, Memory, ScopeType
-from memory_service.domain.ports import UnitOfWork, Visibility
+from memory_service.domain.ports import Candidate, UnitOfWork, Visibility
 
 MAX_SCOPE_FILTERS = 200
 
@@ -22,13 +22,6 @@ class DropReason(enum.StrEnum):
     NOT_APPLICABLE = "NOT_APPLICABLE"
     STALE_REVISION = "STALE_REVISION"
     OUT_OF_SCOPE = "OUT_OF_SCOPE"
-
-
-@dataclass(frozen=True)
-class Candidate:
-    memory_id: str
-    score: float
-    revision_number: int
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from memory_service.domain.model import (
 from memory_service.domain.ports import (
     EMPTY_AHEAD,
     ON_ITS_WAY,
+    Candidate,
     ImportQueue,
     ImportWork,
     MemoryQuery,
@@ -58,7 +59,6 @@ from memory_service.domain.ports import (
     UsageStore,
     Visibility,
 )
-from memory_service.domain.recall import Candidate
 from memory_service.domain.rules import applicable_revision, lineage_ref_hash, scoped_key_hash
 
 _ids = itertools.count(1)  # outbox ids, ascending like a sequence

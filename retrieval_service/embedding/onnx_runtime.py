@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from retrieval_service.embedding import hugepages, model_name
+from retrieval_service.embedding import hugepages
 from retrieval_service.embedding.cores import usable_cores
+from retrieval_service.embedding.model_files import model_name
 
 if TYPE_CHECKING:
     from tokenizers import Encoding

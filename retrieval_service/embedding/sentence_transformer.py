@@ -7,8 +7,8 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from retrieval_service.embedding import model_name
 from retrieval_service.embedding.cores import usable_cores
+from retrieval_service.embedding.model_files import model_name
 
 
 class SentenceTransformerEmbedder:

@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from retrieval_service.config import RetrievalSettings
-from retrieval_service.embedding import Embedder, open_embedder, packaged_model_path
+from retrieval_service.embedding import Embedder, open_embedder
 from retrieval_service.embedding.cores import usable_cores
 from retrieval_service.embedding.export import is_current
 from retrieval_service.embedding.export import main as export_main
+from retrieval_service.embedding.model_files import packaged_model_path
 from retrieval_service.embedding.onnx_runtime import (
     MANIFEST,
     MAX_RESOLVED_THREADS,

@@ -16,8 +16,8 @@ from sqlalchemy import Engine, event
 from memory_service.app.recall import Recaller, SeenVisibility
 from memory_service.app.transactions import Transactions
 from memory_service.domain.model import Identity, Memory, Scope, ScopeType
-from memory_service.domain.ports import Visibility
-from memory_service.domain.recall import Candidate, RecallResult, RecallUseCases
+from memory_service.domain.ports import Candidate, Visibility
+from memory_service.domain.recall import RecallResult, RecallUseCases
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 from tests.support.world import World, at
 

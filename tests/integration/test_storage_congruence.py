@@ -31,9 +31,9 @@ from memory_service.domain.model import (
     TaskCheckpoint,
     TaskState,
 )
-from memory_service.domain.ports import UnitOfWork, Visibility
+from memory_service.domain.ports import Candidate, UnitOfWork, Visibility
 from memory_service.domain.proposals import Outcome
-from memory_service.domain.recall import Candidate, ScopeHint
+from memory_service.domain.recall import ScopeHint
 from memory_service.domain.services import MemoryFilter
 from memory_service.storage.migrate import upgrade
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine

@@ -20,8 +20,8 @@ from memory_service.app.transactions import Transactions
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
 from memory_service.domain.context import Context, ContextRequest
 from memory_service.domain.model import Identity, Scope, ScopeType, utcnow
-from memory_service.domain.ports import SearchUnavailable, Visibility
-from memory_service.domain.recall import Candidate, RecallResult, RecallUseCases, ScopeHint
+from memory_service.domain.ports import Candidate, SearchUnavailable, Visibility
+from memory_service.domain.recall import RecallResult, RecallUseCases, ScopeHint
 from tests.support import records
 
 IDENTITY = Identity("acme", "mara", frozenset())
