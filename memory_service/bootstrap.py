@@ -18,6 +18,7 @@ from crmmem_runtime.listen import listen
 from crmmem_runtime.telemetry import exporting_traces
 from memory_service.adapters.retrieval_client import CircuitBreaker, RetrievalClient
 from memory_service.adapters.secret_scanning import DetectSecretsScanner
+from memory_service.adapters.thesaurus import open_thesaurus
 from memory_service.app.access import (
     AccessCommands,
     AccessQueries,
@@ -33,6 +34,7 @@ from memory_service.app.review import ReviewCommands, ReviewQueries
 from memory_service.app.tasks import TaskCommands, TaskQueries
 from memory_service.app.transactions import Transactions
 from memory_service.config import Settings
+from memory_service.domain import grounding
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
 from memory_service.domain.context import ContextBuilder
 from memory_service.domain.documents import DocumentUseCases
@@ -214,6 +216,7 @@ def build_server(
         usage,
     )
     secrets = SecretDetector(DetectSecretsScanner())  # one secret rule for every write path
+    grounding.use_thesaurus(open_thesaurus())  # paraphrases through the Moby thesaurus
     memory_use_cases = MemoryUseCases(
         policy,
         retention=RetentionPolicy(settings.backup_retention_days, settings.marker_retention_days),

@@ -27,6 +27,7 @@ from crmmem.memory.v1 import transcript_service_pb2 as tr
 from bench.common import emit, start_memory_service
 from bench.grounding.corpus import DEV, TEST, Case
 from bench.grounding.holdout import HOLDOUT
+from bench.grounding.holdout2 import HOLDOUT2
 from tests.support.servers import TEST_JWT_SECRET
 
 # Unfaithful kinds the rule must never let through: changed figures (amounts, dates, phone
@@ -37,7 +38,12 @@ HARD_KINDS = frozenset(
 )
 # DEV: where the rule's words were checked; TEST and HOLDOUT: written apart from the rule, each
 # first measured before the rule saw its failures (docs/grounding.md has those first figures).
-SPLITS: dict[str, list[Case]] = {"dev": DEV, "test": TEST, "holdout": HOLDOUT}
+SPLITS: dict[str, list[Case]] = {
+    "dev": DEV,
+    "test": TEST,
+    "holdout": HOLDOUT,
+    "holdout2": HOLDOUT2,
+}
 BUDGET_FAITHFUL = 0.95
 BUDGET_UNFAITHFUL = 0.98
 

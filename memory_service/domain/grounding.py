@@ -29,9 +29,11 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memory_service.domain import lexicon, rules
 from memory_service.domain.call_memo import CallMemo
+from memory_service.domain.ports import Thesaurus
 
 UNGROUNDED = "UNGROUNDED"
 
@@ -198,15 +200,19 @@ class _Text:
     def has(self, word: str, *, loosely: bool = True) -> bool:
         """Whether the word occurs here: as it is for figures; by its base, a close base
         (`loosely`) or a synonym for the others."""
+        return self.strength(word, loosely=loosely) > 0
+
+    def strength(self, word: str, *, loosely: bool = True) -> int:
+        """2 when the word itself occurs here (as `has` reads it), 1 through a synonym, else 0."""
         if _is_figure(word):
-            return word in self.words
+            return 2 if word in self.words else 0
         stem = base(word)
         if stem in self.bases:
-            return True
+            return 2
         if loosely and any(_close(stem, other) for other in self.bases if not _is_figure(other)):
-            return True
+            return 2
         members = _synonyms(stem)
-        return any(_close(member, other) for member in members for other in self.bases)
+        return int(any(_close(member, other) for member in members for other in self.bases))
 
     def negated(self) -> bool:
         return any(word in lexicon.NEGATORS for word in self.words)
@@ -252,27 +258,40 @@ def _located(quote: str, evidence_text: str) -> str:
     ends = [m.start() for m in _SENTENCE_END.finditer(text)]
     first = max((i + 1 for i in ends if i < start), default=0)
     last = min((i for i in ends if i >= end), default=len(text))
-    return text[first:last]
+    cased = " ".join(evidence_text.split())  # the same text before casefolding, for its names
+    return (cased if len(cased) == len(text) else text)[first:last]
 
 
-def _leading_names(value: str, support: _Text) -> set[str]:
+def _proper_names(support_text: str) -> set[str]:
+    """Words the support writes with a capital away from a sentence's start: its names."""
+    found: set[str] = set()
+    for sentence in _SENTENCE_END.split(support_text):
+        for word in _WORD.findall(sentence)[1:]:
+            if word[:1].isupper():
+                found.add(word.casefold())
+    return found
+
+
+def _leading_names(value: str, support: _Text, proper: set[str]) -> set[str]:
     """The speaker named by an extractor writing about the conversation ("Caroline attended
-    ...", "Omar Haddad is ...", "Jon's crew ..."): up to three capitalised words the support
-    does not have, at the start of the value, then a possessive or a finite verb. A
-    sentence-case first word ("Removing a shift", "Sister Hanna") is not a name."""
+    ...", "Luis Ortega runs ...", "Jon's crew ..."): up to three capitalised words at the start
+    of the value, the support's own names among them, then a possessive, "and" or a finite
+    verb. A sentence-case word the support has in lower case ("Removing a shift", "Sister
+    Hanna") ends the name."""
     tokens = value.split()
     names: list[str] = []
     for token in tokens[:3]:
         word = _WORD.findall(token)
-        if not word or not word[0][:1].isupper() or support.has(word[0].casefold()):
+        folded = word[0].casefold() if word else ""
+        if not word or not word[0][:1].isupper() or (support.has(folded) and folded not in proper):
             break
-        names.append(word[0].casefold())
+        names.append(folded)
         if _POSSESSIVE.search(token):
             return set(names)
     rest = [t.casefold() for t in tokens[len(names) :] if not _ADVERB.fullmatch(t.casefold())]
     following = rest[0] if names and rest else ""
     finite = following in lexicon.FINITE_VERBS or following.endswith(("s", "ed"))
-    return set(names) if finite else set()
+    return set(names) if finite or following == "and" else set()
 
 
 def _capitalised(value: str) -> set[str]:
@@ -321,7 +340,7 @@ def _clause_negation_disagrees(value_text: str, support_text: str) -> bool:
         words = [w for w in said.words if _content(w) and w not in lexicon.FRAMING_WORDS]
         if not words and not said.negated():
             continue
-        scored = [(sum(clause.has(word) for word in words), clause) for clause in clauses]
+        scored = [(sum(clause.strength(word) for word in words), clause) for clause in clauses]
         best = max((score for score, _ in scored), default=0)
         if best == 0:
             if said.negated() != _Text.of(support_text).negated():
@@ -359,7 +378,8 @@ def _grounding(value: str, quote: str, evidence_text: str) -> str:
     for word in words:
         if support.has(word):
             continue
-        opposite = _opposites(base(word)) & support.bases
+        opposites = _opposites(base(word))
+        opposite = {other for other in support.bases if any(_close(other, o) for o in opposites)}
         if opposite:
             return (
                 f"{UNGROUNDED}: {_quoted(word, value)} is the opposite of "
@@ -374,18 +394,70 @@ def _grounding(value: str, quote: str, evidence_text: str) -> str:
         if rules.quote_occurs(value, support_text):
             return ""
         return f"{UNGROUNDED}: the value does not occur in its evidence"
-    speaker_named = _leading_names(value, support) if _FIRST_PERSON & set(support.words) else set()
-    names = _capitalised(value)
+    proper = _proper_names(support_text)
+    first_person = _FIRST_PERSON & set(support.words)
+    speaker_named = _leading_names(value, support, proper) if first_person else set()
+    names = {name for name in _capitalised(value) if _content(name) and not _is_figure(name)}
+    message = _Text.of(evidence_text)
+    for word in sorted(names - speaker_named):
+        if base(word) not in message.bases:  # as it is, give or take a plural: not "Tomasz"
+            return f"{UNGROUNDED}: the name {_quoted(word, value)} does not occur in its evidence"
     unsupported = [
         word
         for word in words
-        if not support.has(word) and word not in lexicon.FRAMING_WORDS and word not in speaker_named
+        if not support.has(word)
+        and word not in names
+        and word not in lexicon.FRAMING_WORDS
+        and word not in speaker_named
+        and not _thesaurus_supports(word, support)
     ]
     if not unsupported:
         return ""
     word = unsupported[0]
     what = "the name" if word in names else "the word"
     return f"{UNGROUNDED}: {what} {_quoted(word, value)} does not occur in its evidence"
+
+
+# A thesaurus the composition root plugs in (`use_thesaurus`); without one, only the lexicon.
+_THESAURUS: list[Thesaurus] = []
+
+
+def use_thesaurus(thesaurus: Thesaurus | None) -> None:
+    """Plugs in (or, with None, takes out) the thesaurus every later grounding consults."""
+    _THESAURUS[:] = [] if thesaurus is None else [thesaurus]
+    _entry_bases.cache_clear()
+
+
+@lru_cache(maxsize=4096)
+def _entry_bases(word: str) -> frozenset[str]:
+    """The bases of the words the thesaurus lists under any form of `word`."""
+    if not _THESAURUS:
+        return frozenset()
+    forms = {word, base(word), base(word) + "e", lexicon.IRREGULAR.get(word, word)}
+    listed: set[str] = set()
+    for form in forms:
+        listed |= {_key(other) for other in _THESAURUS[0].entry(form)}
+    return frozenset(listed)
+
+
+def _key(word: str) -> str:
+    """A word's base without a final e: "arrive" and "arrived" meet as "arriv"."""
+    stem = base(word)
+    return stem[:-1] if len(stem) > 3 and stem.endswith("e") else stem
+
+
+def _thesaurus_supports(word: str, support: _Text) -> bool:
+    """Whether a content word of the support and `word` each list the other (both ways: a
+    one-way entry is often only an association)."""
+    stem = _key(word)
+    listed = _entry_bases(word)
+    if not listed:
+        return False
+    return any(
+        _key(surface) in listed and stem in _entry_bases(surface)
+        for surface in support.words
+        if _content(surface) and not _is_figure(surface)
+    )
 
 
 _GROUNDINGS = CallMemo("groundings")

@@ -415,7 +415,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     swamped slammed
     end finish terminate
     close shut
-    headquarters hq head office
+    headquarters hq
     eliminate remove ditch scrap rid drop replace
     enthusiastic keen excited eager interested fond crazy passionate love fan
     run jog
@@ -455,7 +455,18 @@ ANTONYMS: tuple[tuple[str, str], ...] = tuple(
     husband/wife son/daughter brother/sister mother/father boy/girl male/female annual/monthly
     weekly/monthly daily/weekly inside/outside indoor/outdoor maximum/minimum max/min
     upper/lower plus/minus full/empty heavy/light sweet/savory dry/wet wide/narrow loud/quiet
-    tall/short hourly/daily
+    tall/short hourly/daily cold/warm cool/hot better/worse good/bad best/worst more/fewer
+    success/failure pass/fail true/false easy/tough rich/poor clean/dirty safe/dangerous
+    legal/illegal possible/impossible likely/unlikely available/unavailable able/unable
+    valid/invalid correct/wrong right/wrong same/different similar/different common/rare
+    permanent/temporary fulltime/parttime junior/senior major/minor top/bottom front/back
+    front/rear above/beneath inside/outdoors arrival/departure accept/decline approve/reject
+    agree/refuse win/fail gain/lose profit/deficit import/export lend/borrow push/pull
+    send/receive give/take teach/learn ask/answer question/answer come/go enter/exit
+    expand/shrink expand/contract accelerate/slow accelerate/delay speed/slow faster/slower
+    heavier/lighter bigger/smaller larger/smaller longer/shorter older/newer higher/lower
+    rise/drop grow/shrink gain/drop strengthen/weaken tighten/loosen raise/cut include/omit
+    present/past future/past before/since
     """
         )
     )

@@ -31,6 +31,14 @@ from memory_service.domain.model import (
 )
 
 
+class Thesaurus(Protocol):
+    """Words that can stand for a word, for the grounding rule (`grounding.py`)."""
+
+    def entry(self, word: str) -> frozenset[str]:
+        """The single words listed under `word` (casefolded), empty when it is no headword."""
+        ...
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A memory the search index proposes for a recall, at the revision it indexed: only a

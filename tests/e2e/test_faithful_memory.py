@@ -42,6 +42,12 @@ FAITHFUL = [
         "no meetings on Fridays",
         "can we meet on Friday?",
     ),
+    (  # a synonym the service's thesaurus knows
+        "My commute is really long since we moved",
+        "",
+        "commute has been very lengthy since moving",
+        "how long is the commute?",
+    ),
     (
         "I went to a support group yesterday",
         "",
