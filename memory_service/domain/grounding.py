@@ -45,6 +45,11 @@ _CODE = re.compile(
     r"(?![\w-])"
 )
 _NO_LONGER = re.compile(r"\bno\s+longer\b|\bany\s?more\b")
+_EVERY = re.compile(r"\b(?:every|each)\s+(day|week|month|quarter|year|morning|evening|night)\b")
+_PERIODS = {"day": "daily", "week": "weekly", "month": "monthly", "quarter": "quarterly"}
+_PERIODS |= {"year": "yearly", "morning": "daily morning", "evening": "daily evening"}
+_PERIODS |= {"night": "nightly"}
+_CANNOT_STAND = re.compile(r"\bnot\s+stand\b")
 _ONE = re.compile(r"\b(?:a|an|one|per)\s+(?=(?:year|month|week|day|hour|minute|quarter)\b)")
 _CONTRACTED_NOT = re.compile(r"(?:ca)?n['\u2019]t\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
@@ -215,7 +220,13 @@ class _Text:
         return int(any(_close(member, other) for member in members for other in self.bases))
 
     def negated(self) -> bool:
-        return any(word in lexicon.NEGATORS for word in self.words)
+        """A negation among the words; "stop" only before a verb ("stop sending", not "stop
+        the pilot", which ends it)."""
+        following = [*self.words[1:], ""][: len(self.words)]
+        return any(
+            word in lexicon.NEGATORS and (word not in lexicon.STOPPING or after.endswith("ing"))
+            for word, after in zip(self.words, following, strict=True)
+        )
 
 
 def _prepared(text: str) -> str:
@@ -231,6 +242,8 @@ def _prepared(text: str) -> str:
     text = _THOUSAND_SUFFIX.sub("000", text)
     text = _ONE.sub("1 ", text)
     text = _NO_LONGER.sub(lambda m: " no " if m.group().startswith("no") else " ", text)
+    text = _EVERY.sub(lambda m: _PERIODS[m.group(1)], text)  # "every week" as "weekly"
+    text = _CANNOT_STAND.sub("dislike", text)  # "can't stand" says "dislike"
     return _COMPOUND_NUMBER.sub(
         lambda m: str(lexicon.NUMBER_VALUES[m.group(1)] + lexicon.NUMBER_VALUES[m.group(2)]), text
     )

@@ -24,7 +24,7 @@ FUNCTION_WORDS = _set(
     where why how whether while because since though although can could may might must shall
     should will would also just too very really quite i'm i've i'd i'll let's we're we've we'll
     you're they're he's she's that's there's s t re ve ll d m please thanks thank ok okay yes
-    yeah well oh hey hi hello any each other such own same both either all some
+    yeah well oh hey hi hello any each other such own same both either all some during
     """
 )
 
@@ -48,6 +48,9 @@ NEGATORS = _set(
     detest detests despise despises
     """
 )
+
+# Negations only before a verb: "stop sending" is "not send", "stop the pilot" is "end it".
+STOPPING = _set("stop stops stopped")
 
 # Words a paraphrase may not swap or add: if the value has one, its evidence must have it (or a
 # word of the same group below). Order, direction, extent, time of day and week, period.
