@@ -367,27 +367,40 @@ def _grounding(value: str, quote: str, evidence_text: str) -> str:
     """Why the value is not supported by its evidence; '' when it is (see the module)."""
     support_text = _located(quote, evidence_text) if quote else evidence_text
     support = _Text.of(support_text)
+    said = _Text.of(_negative_prefixes(value, support))
+    words = [word for word in said.words if _content(word)]
+    problem = (
+        _exact_parts(value, support_text, support, words)
+        or _opposite_meaning(value, support_text, support, said, words)
+        or _unsupported(value, evidence_text, support_text, support, words)
+    )
+    return f"{UNGROUNDED}: {problem}" if problem else ""
+
+
+def _exact_parts(value: str, support_text: str, support: _Text, words: list[str]) -> str:
+    """E-mail addresses, codes, figures and words of time and order: as the evidence has them."""
     addresses = {email.casefold() for email in _EMAIL.findall(support_text)}
     for email in _EMAIL.findall(value):
         if email.casefold() not in addresses:
-            return f"{UNGROUNDED}: the e-mail address {email!r} does not occur in its evidence"
+            return f"the e-mail address {email!r} does not occur in its evidence"
     codes = {code.casefold() for code in _CODE.findall(support_text)}
     for code in _CODE.findall(value):
         if code.casefold() not in codes:
-            return (
-                f"{UNGROUNDED}: the identifier {code.casefold()!r} does not occur in its evidence"
-            )
-    value_text = _Text.of(_negative_prefixes(value, support))
-    words = [word for word in value_text.words if _content(word)]
+            return f"the identifier {code.casefold()!r} does not occur in its evidence"
     for word in words:
         if _is_figure(word) and not support.has(word):
-            return (
-                f"{UNGROUNDED}: the figure or identifier {_quoted(word, value)} "
-                "does not occur in its evidence"
-            )
+            return f"the figure or identifier {_quoted(word, value)} does not occur in its evidence"
     for word in words:
         if word in lexicon.POLAR and not support.has(word, loosely=False):
-            return f"{UNGROUNDED}: {_quoted(word, value)} does not occur in its evidence"
+            return f"{_quoted(word, value)} does not occur in its evidence"
+    return ""
+
+
+def _opposite_meaning(
+    value: str, support_text: str, support: _Text, said: _Text, words: list[str]
+) -> str:
+    """An opposite of a word of the evidence, a dislike it does not say, a negation it does
+    not share."""
     for word in words:
         if support.has(word):
             continue
@@ -395,40 +408,39 @@ def _grounding(value: str, quote: str, evidence_text: str) -> str:
         opposite = {other for other in support.bases if any(_close(other, o) for o in opposites)}
         if opposite:
             return (
-                f"{UNGROUNDED}: {_quoted(word, value)} is the opposite of "
-                f"{sorted(opposite)[0]!r} in its evidence"
+                f"{_quoted(word, value)} is the opposite of {sorted(opposite)[0]!r} in its evidence"
             )
-    for word in value_text.words:
+    for word in said.words:
         if base(word) in _DISLIKING and not _says_dislike(support):
-            return f"{UNGROUNDED}: the word {_quoted(word, value)} does not occur in its evidence"
+            return f"the word {_quoted(word, value)} does not occur in its evidence"
     if _clause_negation_disagrees(_negative_prefixes(value, support), support_text):
-        return f"{UNGROUNDED}: the value and its evidence disagree on a negation"
+        return "the value and its evidence disagree on a negation"
+    return ""
+
+
+def _unsupported(
+    value: str, evidence_text: str, support_text: str, support: _Text, words: list[str]
+) -> str:
+    """A name the message does not have, or a word its supporting sentence does not say."""
     if not words:  # function words or symbols only: they must be there as they are
-        if rules.quote_occurs(value, support_text):
-            return ""
-        return f"{UNGROUNDED}: the value does not occur in its evidence"
-    proper = _proper_names(support_text)
+        return (
+            ""
+            if rules.quote_occurs(value, support_text)
+            else "the value does not occur in its evidence"
+        )
     first_person = _FIRST_PERSON & set(support.words)
+    proper = _proper_names(support_text)
     speaker_named = _leading_names(value, support, proper) if first_person else set()
     names = {name for name in _capitalised(value) if _content(name) and not _is_figure(name)}
     message = _Text.of(evidence_text)
     for word in sorted(names - speaker_named):
         if base(word) not in message.bases:  # as it is, give or take a plural: not "Tomasz"
-            return f"{UNGROUNDED}: the name {_quoted(word, value)} does not occur in its evidence"
-    unsupported = [
-        word
-        for word in words
-        if not support.has(word)
-        and word not in names
-        and word not in lexicon.FRAMING_WORDS
-        and word not in speaker_named
-        and not _thesaurus_supports(word, support)
-    ]
-    if not unsupported:
-        return ""
-    word = unsupported[0]
-    what = "the name" if word in names else "the word"
-    return f"{UNGROUNDED}: {what} {_quoted(word, value)} does not occur in its evidence"
+            return f"the name {_quoted(word, value)} does not occur in its evidence"
+    for word in words:
+        free = word in names or word in lexicon.FRAMING_WORDS or word in speaker_named
+        if not free and not support.has(word) and not _thesaurus_supports(word, support):
+            return f"the word {_quoted(word, value)} does not occur in its evidence"
+    return ""
 
 
 # A thesaurus the composition root plugs in (`use_thesaurus`); without one, only the lexicon.
