@@ -16,6 +16,15 @@ depends_on = None
 
 
 def upgrade() -> None:
+    """One helper per group of tables, called in the order the tables have always been created
+    in, so a fresh database gets the same schema, statement for statement."""
+    _memories()
+    _memory_revisions()
+    _transcript()
+    _access_and_requests()
+
+
+def _memories() -> None:
     op.create_table(
         "memories",
         sa.Column("id", sa.String(32), primary_key=True),
@@ -36,6 +45,9 @@ def upgrade() -> None:
         ),
     )  # fmt: skip
     op.create_index("ix_memories_tenant_id_id", "memories", ["tenant_id", "id"])
+
+
+def _memory_revisions() -> None:
     op.create_table(
         "memory_revisions",
         sa.Column("memory_id", sa.String(32), sa.ForeignKey("memories.id"), primary_key=True),
@@ -60,6 +72,10 @@ def upgrade() -> None:
         sa.Column("confirm_time", UtcDateTime(), nullable=True),
     )
     op.create_index("ix_memory_revisions_tenant_id", "memory_revisions", ["tenant_id"])
+
+
+def _transcript() -> None:
+    """A conversation and its messages."""
     op.create_table(
         "conversations",
         sa.Column("tenant_id", sa.String(128), primary_key=True),
@@ -83,6 +99,10 @@ def upgrade() -> None:
             "tenant_id", "conversation_id", "sequence", name="uq_transcript_messages_sequence"
         ),
     )
+
+
+def _access_and_requests() -> None:
+    """Who may see which customer, and the request ids already answered."""
     op.create_table(
         "customer_grants",
         sa.Column("tenant_id", sa.String(128), primary_key=True),
