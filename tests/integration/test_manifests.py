@@ -62,7 +62,7 @@ def test_manifests_agree_with_the_code(overlay: str) -> None:
     config = next(d for d in docs if d["kind"] == "ConfigMap")["data"]
     listen_port = int(config["MEMORY_LISTEN"].rsplit(":", 1)[1])
     sidecar_port = int(config["RETRIEVAL_LISTEN"].rsplit(":", 1)[1])
-    assert config["MEMORY_RETRIEVAL_ADDRESS"] == config["RETRIEVAL_LISTEN"]
+    assert config["MEMORY_RETRIEVAL_ADDRESS"] == f"127.0.0.1:{sidecar_port}"  # same pod
     assert memory["ports"][0]["containerPort"] == listen_port == 50051
     assert sidecar["ports"][0]["containerPort"] == sidecar_port == 50052
     for container, port in ((memory, listen_port), (sidecar, sidecar_port)):
@@ -78,6 +78,46 @@ def test_manifests_agree_with_the_code(overlay: str) -> None:
     unread = sorted(n for n in names if n not in READ)
     assert unread == [], f"the manifests set variables the code never reads: {unread}"
     assert find(docs, "Service", "memory-service")["spec"]["ports"][0]["port"] == listen_port
+
+
+# The variable each process reads its listen address from, by the module a container runs.
+LISTEN_VARIABLE = {"memory_service": "MEMORY_LISTEN", "retrieval_service": "RETRIEVAL_LISTEN"}
+LOOPBACK = ("127.", "localhost", "[::1]", "::1")
+
+
+def container_env(container: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, str]:
+    """The literal variables a container gets: its ConfigMaps' (envFrom), then its own `env`."""
+    env: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        name = source["configMapRef"]["name"]
+        env.update(find(docs, "ConfigMap", name)["data"])
+    env.update({e["name"]: e["value"] for e in container.get("env", []) if "value" in e})
+    return env
+
+
+@pytest.mark.parametrize("overlay", ["dev", "production"])
+def test_every_probed_port_is_bound_beyond_loopback(overlay: str) -> None:
+    """The kubelet dials a gRPC or TCP probe on the pod's IP: a process listening on loopback
+    never passes it (a sidecar that never passes its startup probe: no pod ever serves)."""
+    docs = render(overlay)
+    probed = 0
+    for workload in (d for d in docs if d["kind"] in ("Deployment", "StatefulSet")):
+        pod = workload["spec"]["template"]["spec"]
+        for container in pod.get("initContainers", []) + pod["containers"]:
+            env = container_env(container, docs)
+            module = next((w for w in container.get("command", []) if w in LISTEN_VARIABLE), "")
+            for kind in ("startupProbe", "readinessProbe", "livenessProbe"):
+                probe = container.get(kind, {})
+                check = probe.get("grpc") or probe.get("tcpSocket")
+                if check is None:
+                    continue
+                probed += 1
+                name = container["name"]
+                assert module, f"{name}: a {kind} on a process whose address is not known"
+                host, port = env[LISTEN_VARIABLE[module]].rsplit(":", 1)
+                assert int(port) == check["port"], f"{name}: {kind} probes another port"
+                assert not host.startswith(LOOPBACK), f"{name} listens on {host}: {kind} fails"
+    assert probed >= 5  # the sidecar's three, the memory service's two
 
 
 @pytest.mark.parametrize("overlay", ["dev", "production"])
