@@ -155,6 +155,24 @@ def test_production_runs_a_replicated_qdrant_cluster_and_external_postgres() -> 
     assert {"PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy"} <= kinds
 
 
+@pytest.mark.parametrize("overlay", ["dev", "production"])
+def test_an_autoscaled_workload_leaves_its_replicas_to_the_autoscaler(overlay: str) -> None:
+    """A `replicas` beside an HPA scales a busy deployment back to that number on every
+    `kubectl apply -k`; the HPA's minimum is where it starts."""
+    docs = render(overlay)
+    autoscalers = [d for d in docs if d["kind"] == "HorizontalPodAutoscaler"]
+    assert autoscalers
+    for hpa in autoscalers:
+        target = hpa["spec"]["scaleTargetRef"]
+        workload = find(docs, target["kind"], target["name"])
+        assert "replicas" not in workload["spec"], f"{target['name']}: the HPA owns replicas"
+        assert 1 <= hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"]
+    expected = {"dev": 1, "production": 3}[overlay]
+    assert (
+        find(docs, "HorizontalPodAutoscaler", "memory-service")["spec"]["minReplicas"] == expected
+    )
+
+
 def test_dev_runs_postgres_in_the_cluster() -> None:
     docs = render("dev")
     assert find(docs, "StatefulSet", "postgres")["spec"]["replicas"] == 1
