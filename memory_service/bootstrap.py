@@ -63,13 +63,15 @@ from memory_service.storage.unit_of_work import (
     create_database_engine,
     trace_sql,
 )
+from memory_service.transport.access_servicer import AccessServicer
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.context_servicer import ContextServicer
 from memory_service.transport.import_servicer import ImportServicer
+from memory_service.transport.memory_servicer import MemoryServicer
 from memory_service.transport.readiness import DatabaseWatch
 from memory_service.transport.server import SERVICE_NAMES, Servicers, grpc_server
-from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
 from memory_service.transport.task_servicer import TaskServicer
+from memory_service.transport.transcript_servicer import TranscriptServicer
 from memory_service.workers.imports import ImportRunner, release_freed_memory
 from memory_service.workers.outbox import OutboxWorker
 from memory_service.workers.retention import TaskHistoryPurge

@@ -15,7 +15,7 @@ from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.deadline import caller_deadline
 from memory_service.transport.idempotency import request_key
 from memory_service.transport.paging import ID
-from memory_service.transport.servicers import ServicerBase, as_of_instant, rpc
+from memory_service.transport.rpc import ServicerBase, as_of_instant, rpc
 
 
 class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):

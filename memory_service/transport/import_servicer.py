@@ -28,7 +28,7 @@ from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.convert import EnumMap
 from memory_service.transport.idempotency import request_key
 from memory_service.transport.paging import ORDINAL
-from memory_service.transport.servicers import ServicerBase, rpc
+from memory_service.transport.rpc import ServicerBase, rpc
 
 log = logging.getLogger(__name__)
 

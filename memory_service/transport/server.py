@@ -26,11 +26,13 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from crmmem_runtime.listen import SERVER_OPTIONS
 from memory_service.domain.importing.parsers import MAX_ARCHIVE_BYTES
+from memory_service.transport.access_servicer import AccessServicer
 from memory_service.transport.context_servicer import ContextServicer
 from memory_service.transport.edge import LenientServices
 from memory_service.transport.import_servicer import ImportServicer
-from memory_service.transport.servicers import AccessServicer, MemoryServicer, TranscriptServicer
+from memory_service.transport.memory_servicer import MemoryServicer
 from memory_service.transport.task_servicer import TaskServicer
+from memory_service.transport.transcript_servicer import TranscriptServicer
 from memory_service.transport.worker_pool import LastIdleFirstPool
 
 MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024

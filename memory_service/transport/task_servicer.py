@@ -15,7 +15,7 @@ from memory_service.transport import convert_tasks as ct
 from memory_service.transport.auth import TokenAuthenticator
 from memory_service.transport.idempotency import request_key
 from memory_service.transport.paging import ORDINAL
-from memory_service.transport.servicers import ServicerBase, rpc
+from memory_service.transport.rpc import ServicerBase, rpc
 
 
 class TaskServicer(ServicerBase, task_grpc.TaskServiceServicer):

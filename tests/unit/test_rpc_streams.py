@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from memory_service.domain.errors import NotFound
 from memory_service.domain.model import Identity
-from memory_service.transport import servicers
+from memory_service.transport import rpc
 
 
 class Aborted(Exception):
@@ -60,7 +60,7 @@ class Streamer:
     def __init__(self, failure: Exception | None) -> None:
         self.failure = failure
 
-    @servicers.rpc
+    @rpc.rpc
     def Stream(
         self, request: Any, context: grpc.ServicerContext, identity: Identity
     ) -> Iterator[str]:
@@ -76,7 +76,7 @@ class Streamer:
 @pytest.fixture
 def recorded(monkeypatch: pytest.MonkeyPatch) -> Recorded:
     recorder = Recorded()
-    monkeypatch.setattr(servicers, "rpc_duration", recorder)
+    monkeypatch.setattr(rpc, "rpc_duration", recorder)
     return recorder
 
 
@@ -121,7 +121,7 @@ def test_an_unexpected_failure_without_a_span_quotes_an_id_its_log_line_repeats(
 ) -> None:
     """No server span (traces not exported): the INTERNAL answer still carries an id that
     finds its log line, a fresh one per failure."""
-    with caplog.at_level(logging.ERROR, logger=servicers.log.name):
+    with caplog.at_level(logging.ERROR, logger=rpc.log.name):
         _, first = run(RuntimeError("boom"))
         _, second = run(RuntimeError("boom"))
     found = [re.search(r"trace ([0-9a-f]{32})\)", c.status.details) for c in (first, second)]
@@ -138,4 +138,4 @@ def test_an_unexpected_failure_under_a_span_quotes_its_trace_id() -> None:
     provider = TracerProvider()
     with provider.get_tracer("test").start_as_current_span("call") as span:
         expected = format(span.get_span_context().trace_id, "032x")
-        assert servicers.failure_id(trace.get_current_span()) == expected
+        assert rpc.failure_id(trace.get_current_span()) == expected
