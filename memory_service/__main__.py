@@ -34,6 +34,7 @@ def _serve(settings: Settings) -> int:
     from crmmem_runtime.listen import AddressInUse
     from crmmem_runtime.telemetry import configure_tracing, exporting_traces
     from memory_service.bootstrap import build_server
+    from memory_service.storage.migrate import SchemaUnusable
 
     provider = configure_tracing(settings, "memory-service")
     try:
@@ -42,7 +43,7 @@ def _serve(settings: Settings) -> int:
     except AddressInUse as error:
         print(f"memory service: {error}", file=sys.stderr, flush=True)
         return 1
-    except SQLAlchemyError as error:
+    except (SQLAlchemyError, SchemaUnusable) as error:
         return _database_failure(settings, error)
     host = settings.listen.rsplit(":", 1)[0]
     if settings.port_file:
@@ -71,14 +72,18 @@ def _serve(settings: Settings) -> int:
 def _migrate(settings: Settings) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
-    from memory_service.storage.migrate import upgrade
+    from memory_service.storage.migrate import SchemaUnusable, upgrade
     from memory_service.storage.unit_of_work import create_database_engine
 
     try:
-        upgrade(create_database_engine(settings.database_url))
-    except SQLAlchemyError as error:
+        found = upgrade(create_database_engine(settings.database_url))
+    except (SQLAlchemyError, SchemaUnusable) as error:
         return _database_failure(settings, error)
-    print(f"schema is current: {hide_password(settings.database_url)}")
+    shown = hide_password(settings.database_url)
+    if found.ahead:  # a newer release's migrations: never downgraded
+        print(f"schema is ahead of this release, left as it is ({found.describe()}): {shown}")
+    else:
+        print(f"schema is current: {shown}")
     return 0
 
 

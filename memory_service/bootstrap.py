@@ -120,16 +120,12 @@ class RunningServer:
 
 
 def database(settings: Settings, tracer_provider: TracerProvider | None) -> Engine:
-    """The engine, with the schema current (migrated here only when MEMORY_AUTO_MIGRATE is on)."""
+    """The engine, with the schema current (migrated here only when MEMORY_AUTO_MIGRATE is on)
+    or ahead, from a newer release (`migrate.prepare`)."""
     engine = create_database_engine(settings.database_url)
     if tracer_provider is not None and exporting_traces(settings):
         trace_sql(engine, tracer_provider)
-    if settings.auto_migrate:
-        migrate.upgrade(engine)
-    elif not migrate.is_current(engine):
-        raise RuntimeError(
-            "the database schema is not current; run `python -m memory_service migrate`"
-        )
+    migrate.prepare(engine, settings.auto_migrate)
     return engine
 
 

@@ -8,7 +8,7 @@ value stops the process with one line naming the variable (`crmmem_runtime.setti
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, PrivateAttr, field_validator
 
@@ -16,6 +16,9 @@ from crmmem_runtime.process import ProcessSettings
 from crmmem_runtime.redaction import url_secrets
 from crmmem_runtime.settings import AbsolutePath, ConfigError, HostPort, host_port, load
 from crmmem_runtime.shared_secret import create_secret_file, secure_dir
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 __all__ = ["ConfigError", "Settings", "dev_secret", "secure_data_dir"]
 
@@ -184,18 +187,19 @@ class Settings(ProcessSettings):
         from sqlalchemy.engine import make_url
         from sqlalchemy.exc import ArgumentError
 
+        parsed: URL | None
         try:
-            make_url(value)
-            # A raw @ in a password: SQLAlchemy cuts the password there and takes the rest for
-            # the host, which a connection error would then print.
-            readable = scheme == "sqlite" or value.split("?", 1)[0].count("@") <= 1
+            parsed = make_url(value)
         except (ArgumentError, ValueError):  # its message may quote a piece of the password
-            readable = False
-        if not readable:
+            parsed = None
+        # A raw @ in a password: SQLAlchemy cuts the password there and takes the rest for
+        # the host, which a connection error would then print.
+        if parsed is None or (scheme != "sqlite" and value.split("?", 1)[0].count("@") > 1):
             raise ValueError(
                 "not a URL SQLAlchemy reads as meant: check the host and port, and "
                 "percent-encode special characters in the user name and password (@ is %40)"
             )
+        _usable_driver(parsed)
         return value
 
     @field_validator("retrieval_address")
@@ -259,6 +263,28 @@ class Settings(ProcessSettings):
         resolved = settings.model_copy(update={"jwt_secret": secret})
         resolved._retrieval_secret = retrieval_secret
         return resolved
+
+
+def _usable_driver(url: URL) -> None:
+    """The URL's driver is installed and synchronous (`postgresql+psycopg2://` without psycopg2,
+    or `+asyncpg`, would otherwise fail at start-up with a traceback)."""
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        dialect = url.get_dialect()
+    except ArgumentError:
+        raise ValueError(f"unknown database driver {url.drivername!r}") from None
+    if dialect.is_async:
+        raise ValueError(
+            f"{url.drivername} is an asyncio driver; the service needs postgresql+psycopg://"
+        )
+    try:
+        dialect.import_dbapi()
+    except ImportError:
+        raise ValueError(
+            f"the driver of {url.drivername} ({dialect.driver}) is not installed; use "
+            "postgresql+psycopg:// or sqlite:///"
+        ) from None
 
 
 def secure_data_dir(settings: Settings) -> None:
