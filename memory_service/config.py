@@ -192,12 +192,14 @@ class Settings(ProcessSettings):
             parsed = make_url(value)
         except (ArgumentError, ValueError):  # its message may quote a piece of the password
             parsed = None
-        # A raw @ in a password: SQLAlchemy cuts the password there and takes the rest for
-        # the host, which a connection error would then print.
-        if parsed is None or (scheme != "sqlite" and value.split("?", 1)[0].count("@") > 1):
+        # A raw @ in a password: SQLAlchemy cuts the password at the first and takes the rest
+        # for the host, which a connection error would then print. A raw `?` or `/` before it
+        # does not stop that, so every @ of the URL counts: more than one is refused.
+        if parsed is None or (scheme != "sqlite" and value.count("@") > 1):
             raise ValueError(
                 "not a URL SQLAlchemy reads as meant: check the host and port, and "
-                "percent-encode special characters in the user name and password (@ is %40)"
+                "percent-encode special characters in the user name, password and database "
+                "name (@ is %40)"
             )
         _usable_driver(parsed)
         return value

@@ -182,6 +182,10 @@ def test_a_database_nobody_answers_at_is_one_line_without_the_password(
     [
         f"postgresql+psycopg://crm:{MARK}@127.0.0.1:port/crm",  # a port that is not a number
         f"postgresql+psycopg://crm:{MARK}@x@127.0.0.1:5432/crm",  # a raw @ in the password
+        # ... after a raw ? or /, which do not end the password for SQLAlchemy: the marker on
+        # both sides of the @ (the part after it was printed as the host)
+        f"postgresql+psycopg://crm:{MARK}?x@9{MARK}@127.0.0.1:5432/crm",
+        f"postgresql+psycopg://crm:{MARK}/x@9{MARK}@127.0.0.1:5432/crm",
         f"postgresql+psycopg://crm:{MARK}@[::1/crm",  # an address left open
     ],
 )

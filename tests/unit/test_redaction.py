@@ -95,6 +95,8 @@ def test_a_bad_database_url_is_named_with_its_password_hidden(
     for url in (
         f"postgresql+psycopg://crm:{PLANTED}@db:port/crm",
         f"postgresql://crm:{PLANTED}@x@db/crm",
+        f"postgresql+psycopg://app:{PLANTED}?x@9{PLANTED}@127.0.0.1:55432/crm",
+        f"postgresql+psycopg://app:{PLANTED}/x@9{PLANTED}@127.0.0.1:55432/crm",
     ):
         clean_env.setenv("MEMORY_DATABASE_URL", url)
         with pytest.raises(ConfigError) as refused:
