@@ -81,9 +81,32 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+# `password=…` or `pwd=…` in a libpq key=value string (`host=db password=x`), a .NET connection
+# string (`Server=db;Password=x;`) or a query: the value up to the next separator, or a quoted one.
+_PASSWORD_PAIR = re.compile(
+    r"(?P<name>\b(?:[\w-]*pass(?:word|wd)?|pwd))(?P<eq>\s*=\s*)"
+    r"(?P<value>'(?:[^'\\]|\\.)*'?|\"[^\"]*\"?|[^\s;&#]*)",
+    re.IGNORECASE,
+)
+
+
+def hide_password_pairs(text: str) -> str:
+    """`text` with the value of every `password=` / `pwd=` pair (any case, libpq's or .NET's
+    spelling, quoted or not) replaced by `***`."""
+    return _PASSWORD_PAIR.sub(lambda m: f"{m['name']}{m['eq']}{HIDDEN}", text)
+
+
 def shown_setting(name: str, value: str) -> str | None:
     """How a configuration error may quote the value of variable `name`: not at all when the
-    name says it is a secret, with the password hidden when it may carry one (a URL)."""
+    name says it is a secret; a URL setting (`*_URL`: a database's or Qdrant's) only when it is
+    a URL (`scheme://…`), with its password hidden, never when it is something else (a libpq
+    `host=… password=…` string, a .NET `Server=…;Password=…;` one); any other value with its
+    password hidden when it may carry one (a URL, a `password=` or `pwd=` pair)."""
     if secret_name(name):
         return None
-    return hide_password(value) if "@" in value or "://" in value else value
+    url_like = re.match(r"^[A-Za-z][\w+.-]*://", value.strip()) is not None
+    if name.upper().endswith("_URL") and not url_like:
+        return None
+    if url_like or "@" in value:
+        value = hide_password(value)
+    return hide_password_pairs(value)

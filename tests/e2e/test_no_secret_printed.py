@@ -198,6 +198,46 @@ def test_a_url_sqlalchemy_would_misread_is_a_configuration_error_without_the_pas
     assert "percent-encode" in line
 
 
+# Connection strings that are not URLs, given by mistake: never quoted, whatever they hold.
+NOT_URLS = [
+    f"host=127.0.0.1 port=5432 user=app password={MARK}libpq dbname=crm",
+    f"Server=127.0.0.1;Port=5432;Database=crm;User Id=app;Password={MARK}NET;",
+]
+
+
+@pytest.mark.parametrize("command", ["migrate", "serve", "memoryctl"])
+@pytest.mark.parametrize("value", NOT_URLS)
+def test_a_connection_string_that_is_not_a_url_is_refused_without_being_quoted(
+    command: str, value: str, tmp_path: Path
+) -> None:
+    env = memory_env(value, **{**PLANTED, "MEMORY_TOKEN": ""})
+    if command == "memoryctl":  # it reads the settings to sign a development token
+        result = subprocess.run(
+            [sys.executable, "-m", "memory_service.cli", "list"],
+            env={**os.environ, **env},
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        output = f"exit {result.returncode}\n{result.stdout}{result.stderr}"
+        assert_no_secret(output)
+        line = one_line_failure(output, result.returncode)
+        assert result.returncode != 0
+    else:
+        line = one_line_failure(run("memory_service", command, env, tmp_path), 2)
+    assert "configuration error: MEMORY_DATABASE_URL: expected a sqlite:/// or" in line
+
+
+def test_the_sidecar_quotes_no_qdrant_url_that_is_not_a_url(tmp_path: Path) -> None:
+    env = retrieval_env(tmp_path, **{**PLANTED, "QDRANT_URL": f"host=qdrant api_key={MARK}"})
+    line = one_line_failure(run("retrieval_service", "serve", env, tmp_path), 2)
+    assert (
+        line
+        == "retrieval service: configuration error: QDRANT_URL: expected http://host:port or https://host:port"
+    )
+
+
 def test_a_short_key_is_refused_without_being_quoted(tmp_path: Path) -> None:
     url = f"postgresql+psycopg://crm:{MARK}@127.0.0.1:1/crm"
     env = memory_env(url, **{**PLANTED, "MEMORY_JWT_SECRET": f"{MARK}-short"})

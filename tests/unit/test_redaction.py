@@ -80,6 +80,38 @@ def test_a_configuration_error_quotes_no_secret_and_no_password() -> None:
     assert shown_setting("QDRANT_URL", f"http://u:{PLANTED}@q:1") == "http://u:***@q:1"
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        f"host=db user=app password={PLANTED} dbname=crm",  # libpq's key=value
+        f"host=db user=app password='{PLANTED} x' dbname=crm",
+        f"Server=db;Database=crm;User Id=app;Password={PLANTED};",  # .NET's
+        f"Server=db;Pwd={PLANTED}",
+        "db:5432/crm",
+    ],
+)
+def test_a_url_setting_that_is_not_a_url_is_not_quoted(value: str) -> None:
+    for name in ("MEMORY_DATABASE_URL", "QDRANT_URL"):
+        assert shown_setting(name, value) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (f"host=db password={PLANTED} dbname=crm", "host=db password=*** dbname=crm"),
+        (f"host=db PASSWORD = '{PLANTED} x' dbname=crm", "host=db PASSWORD = *** dbname=crm"),
+        (f"Server=db;Password={PLANTED};User=app", "Server=db;Password=***;User=app"),
+        (f"Server=db;pwd={PLANTED}", "Server=db;pwd=***"),
+        (
+            f"postgresql://crm@db/crm?sslpassword={PLANTED}",
+            "postgresql://crm@db/crm?sslpassword=***",
+        ),
+    ],
+)
+def test_any_other_setting_is_quoted_without_a_password_pair(value: str, shown: str) -> None:
+    assert shown_setting("SOME_SETTING", value) == shown
+
+
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
     for name in [*variables(Settings), *variables(RetrievalSettings)]:
