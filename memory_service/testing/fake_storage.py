@@ -33,6 +33,7 @@ from memory_service.domain.ports import (
     OutboxStore,
     Search,
     SecretScanner,
+    Thesaurus,
     UnitOfWorkFactory,
     UsageLog,
     UsageStore,
@@ -364,6 +365,16 @@ class FakeImportWork:
         self.submitted.append((tenant_id, batch_id))
 
 
+@dataclass
+class FakeThesaurus:
+    """Lists the entries it was given (casefolded words, as the port's); no other word has one."""
+
+    entries: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def entry(self, word: str) -> frozenset[str]:
+        return self.entries.get(word, frozenset())
+
+
 @dataclass(frozen=True)
 class Ports:
     """One fake per port of `domain/ports.py`, typed as the port: mypy checks each fake here,
@@ -377,6 +388,7 @@ class Ports:
     search: Search
     secrets: SecretScanner
     import_work: ImportWork
+    thesaurus: Thesaurus
 
 
 def fake_ports(database: FakeDatabase | None = None) -> Ports:
@@ -391,4 +403,5 @@ def fake_ports(database: FakeDatabase | None = None) -> Ports:
         search=FakeSearch(factory.database),
         secrets=FakeSecretScanner(),
         import_work=FakeImportWork(),
+        thesaurus=FakeThesaurus(),
     )
