@@ -34,7 +34,11 @@ class SharedSecretSettings(EnvSettings):
     """The secret the memory service and its sidecar share (32+ characters); required unless
     dev mode (either this or the file)."""
 
-    retrieval_shared_secret_file: str = Field("", validation_alias="RETRIEVAL_SHARED_SECRET_FILE")
+    retrieval_shared_secret_file: str = Field(
+        "",
+        validation_alias="RETRIEVAL_SHARED_SECRET_FILE",
+        repr=False,  # a secret put here by mistake is not shown either
+    )
     """A file holding that secret (a mounted Kubernetes Secret); dev mode creates it (0600) when
     missing, so two processes pointed at one file agree whichever starts first."""
 
@@ -45,12 +49,18 @@ class SharedSecretSettings(EnvSettings):
         path_name = self.retrieval_shared_secret_file.strip()
         if not value and path_name:
             path = Path(path_name)
-            if dev_mode and not path.exists():
-                create_secret_file(path)
             try:
+                if dev_mode and not path.exists():
+                    create_secret_file(path)
                 value = path.read_text().strip()
-            except OSError as error:
-                raise ConfigError(f"RETRIEVAL_SHARED_SECRET_FILE cannot be read: {error}") from None
+            except (OSError, UnicodeDecodeError) as error:
+                # The reason alone: the path is the variable's value, which may be the secret
+                # itself, put there by mistake.
+                reason = getattr(error, "strerror", None) or type(error).__name__
+                raise ConfigError(
+                    f"RETRIEVAL_SHARED_SECRET_FILE cannot be read: {reason} (the variable names a "
+                    "file holding the secret; RETRIEVAL_SHARED_SECRET takes the secret itself)"
+                ) from None
         if not value:
             if not dev_mode:
                 raise ConfigError(

@@ -238,6 +238,26 @@ def test_the_sidecar_quotes_no_qdrant_url_that_is_not_a_url(tmp_path: Path) -> N
     )
 
 
+@pytest.mark.parametrize("module", ["memory_service", "retrieval_service"])
+@pytest.mark.parametrize("kind", ["missing", "a folder"])
+def test_a_secret_put_in_the_file_variable_is_not_echoed_as_a_path(
+    module: str, kind: str, tmp_path: Path
+) -> None:
+    """`RETRIEVAL_SHARED_SECRET_FILE=<the secret>` by mistake: the error names the variable and
+    the reason, never the path it could not read."""
+    value = f"{MARK}-file-secret-" + "f" * 32
+    if kind == "a folder":
+        (tmp_path / value).mkdir()
+    planted = {**PLANTED, "RETRIEVAL_SHARED_SECRET": "", "RETRIEVAL_SHARED_SECRET_FILE": value}
+    if module == "memory_service":
+        env = memory_env(f"sqlite:///{tmp_path / 'm.db'}", MEMORY_RETRIEVAL_ADDRESS="127.0.0.1:1")
+    else:
+        env = retrieval_env(tmp_path)
+    line = one_line_failure(run(module, "serve", {**env, **planted}, tmp_path), 2)
+    reason = "No such file or directory" if kind == "missing" else "Is a directory"
+    assert f"configuration error: RETRIEVAL_SHARED_SECRET_FILE cannot be read: {reason} (" in line
+
+
 def test_a_short_key_is_refused_without_being_quoted(tmp_path: Path) -> None:
     url = f"postgresql+psycopg://crm:{MARK}@127.0.0.1:1/crm"
     env = memory_env(url, **{**PLANTED, "MEMORY_JWT_SECRET": f"{MARK}-short"})
