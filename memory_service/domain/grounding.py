@@ -29,46 +29,70 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from memory_service.domain import lexicon, rules
 from memory_service.domain.call_memo import CallMemo
 from memory_service.domain.ports import Thesaurus
+from memory_service.domain.secrets import INVISIBLE
 
 UNGROUNDED = "UNGROUNDED"
 
-_WORD = re.compile(r"\d+(?:[.:]\d+)+|\w+")  # "3.5" and "9:30" are one figure
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# "3.5", "9:30" and dates ("2024-03-05", "05/03/2024") are one figure each
+_WORD = re.compile(r"\d{4}-\d{1,2}-\d{1,2}\b|\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\d+(?:[.:]\d+)+|\w+")
+# Tried only where a run of address characters starts, so a long run fails once (linear).
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # Codes that join letters and digits ("BX-440-R", "4410-A"): a letter changed is another code.
-_CODE = re.compile(
-    r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[^\W\d_])(?:[^\W_]{1,4}|\d\w*)(?:-(?:[^\W_]{1,4}|\d\w*))+"
-    r"(?![\w-])"
-)
+# Found as runs of word characters joined by "-" or "/" (linear), then kept when they mix.
+_JOINED = re.compile(r"(?<![\w/-])\w+(?:[-/]\w+)+")
+_APOSTROPHES = str.maketrans({c: "'" for c in "\u00b4`\u02bc\u2018\u2019\u02b9\u2032"})
+_DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"})
+_MEASURE = re.compile(r"\d+-[^\W\d_]{3,}")  # "30-day", "3-year": a figure and a unit
+_SINGLE_LETTER = re.compile(r"(?<![\w.'\u2019-])([B-HJ-Z]|A(?!\s+[a-z]))(?![\w'\u2019])")
 _NO_LONGER = re.compile(r"\bno\s+longer\b|\bany\s?more\b")
+_NO_ONE = re.compile(r"\bno[-\s]one\b")
+_MAY = re.compile(r"(?<=[\w,] )May\b|^May(?=\s+\d)")  # the month, not "may I"
 _EVERY = re.compile(r"\b(?:every|each)\s+(day|week|month|quarter|year|morning|evening|night)\b")
 _PERIODS = {"day": "daily", "week": "weekly", "month": "monthly", "quarter": "quarterly"}
 _PERIODS |= {"year": "yearly", "morning": "daily morning", "evening": "daily evening"}
 _PERIODS |= {"night": "nightly"}
 _CANNOT_STAND = re.compile(r"\bnot\s+stand\b")
 _ONE = re.compile(r"\b(?:a|an|one|per)\s+(?=(?:year|month|week|day|hour|minute|quarter)\b)")
-_CONTRACTED_NOT = re.compile(r"(?:ca)?n['\u2019]t\b")
+_CONTRACTED_NOT = re.compile(r"(?:ca)?n['\u2019\u00b4`\u02bc]t\b")
+_NOT_ONLY = re.compile(r"\bnot\s+only\b")
+_USED_TO = re.compile(r"\bused\s+to\s+(?!\w+ing\b)")  # "used to use": no longer
+# "gluten-free" and "non-vegetarian" are words of their own, never "gluten" or "vegetarian"
+_FREE_OF = re.compile(r"\b(\w+)-free\b")
+_NON = re.compile(r"\bnon-(?=\w)")
+_MERIDIEM = re.compile(r"(?<=\d)\s*(a\.?m\.?|p\.?m\.?)(?!\w)")
+_SPACED_THOUSANDS = re.compile(r"(?<![\d.,])(\d{1,3})((?: \d{3})+)\b")  # "10 000" as "10000"
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _ORDINAL = re.compile(r"(?<=\d)(?:st|nd|rd|th)\b")
-_UNIT = re.compile(r"(?<=\d)(am|pm|a\.m\.|p\.m\.|h|hrs?|mins?|x)\b")
-_THOUSAND_SUFFIX = re.compile(r"(?<=\d)k\b")
+_UNIT = re.compile(r"(?<=\d)(h|hrs?|mins?|x)\b")
+_SCALED = re.compile(r"(\d+(?:\.\d+)?)\s*(k|m|bn|thousand|million|billion|hundred)\b")
+_SCALES = {"k": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_000}
+_SCALES |= {"bn": 1_000_000_000, "billion": 1_000_000_000, "hundred": 100}
 _CURRENCY = {"$": " usd ", "€": " eur ", "£": " gbp ", "%": " percent "}
 _CURRENCY_WORDS = {"dollar": "usd", "dollars": "usd", "bucks": "usd", "euro": "eur"}
-_CURRENCY_WORDS |= {"euros": "eur", "pct": "percent"}
+_CURRENCY_WORDS |= {"euros": "eur", "pct": "percent", "hr": "hour", "hrs": "hour", "h": "hour"}
+_CURRENCY_WORDS |= {"min": "minute", "mins": "minute", "am": "antemeridiem"}
+_CURRENCY_WORDS |= {"pm": "postmeridiem"}
+_NUMBER_WORD = re.compile(
+    r"\b(?:" + "|".join(sorted(lexicon.NUMBER_VALUES, key=len, reverse=True)) + r")\b"
+)
 _TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
 _UNITS = "one|two|three|four|five|six|seven|eight|nine"
 _COMPOUND_NUMBER = re.compile(rf"\b({_TENS})[-\s]({_UNITS})\b")
 _SENTENCE_END = re.compile(r"[.!?;\n]")
+_AFFIRMED = frozenset(["yes", "yeah", "yep", "sure", "definitely", "absolutely", "correct"])
 _CLAUSE_BREAK = re.compile(
     r"[.!?;:,\n()]|\b(?:but|so|because|although|though|while|whereas|except|however)\b"
-    r"|\band(?=\s+(?:i|we|they|he|she|you|it)\b)"
+    r"|\b(?:when|whenever|if|unless)\b"
+    r"|\band(?=\s+(?:i|we|they|he|she|you|it)\b)|\band(?=\s+[A-Z][a-z])"
 )
 _ADVERB = re.compile(r"\w+ly|now|still|often|always|also|just")
 _POSSESSIVE = re.compile(r"['\u2019]s$")
+_SPEAKER = frozenset(["i", "we"])  # the speaker as a clause's subject
 _FIRST_PERSON = frozenset(["i", "me", "my", "mine", "myself", "we", "us", "our", "ours"])
 _MIN_PREFIX = 4  # words shorter than this match only as they are
 _MAX_INFLECTION_CHARS = 3  # "-less" and "-free" are longer: they change the meaning
@@ -129,6 +153,8 @@ def base(word: str) -> str:
                 word = word[: -len(suffix)]
                 if suffix in ("ing", "ed") and _lost_e(word):
                     return word + "e"  # "using" -> "use", "hiring" -> "hire", not "asked"
+                if suffix in ("ing", "ed") and len(word) > 3 and word[-1] == word[-2] not in "lsz":
+                    return word[:-1]  # "running" -> "run", "planned" -> "plan"
                 break
         else:
             break
@@ -155,7 +181,10 @@ def _close(one: str, other: str) -> bool:
         _MAX_INFLECTION_CHARS
     ):
         return False
-    return one.startswith(other) or other.startswith(one)
+    if one.startswith(other) or other.startswith(one):
+        return True
+    # one last letter apart past a long common stem: "reduct"/"reduce", "decis"/"decid"
+    return len(one) == len(other) >= 6 and one[:-1] == other[:-1]
 
 
 def _index_groups() -> dict[str, list[frozenset[str]]]:
@@ -207,17 +236,28 @@ class _Text:
         (`loosely`) or a synonym for the others."""
         return self.strength(word, loosely=loosely) > 0
 
+    @cached_property
+    def _by_start(self) -> dict[str, list[str]]:
+        """Bases by their first four letters: a close base shares them (see `_close`)."""
+        index: dict[str, list[str]] = {}
+        for other in self.bases:
+            if not _is_figure(other) and len(other) >= _MIN_PREFIX:
+                index.setdefault(other[:_MIN_PREFIX], []).append(other)
+        return index
+
+    def _near(self, stem: str) -> bool:
+        if stem in self.bases:
+            return True
+        return any(_close(stem, other) for other in self._by_start.get(stem[:_MIN_PREFIX], ()))
+
     def strength(self, word: str, *, loosely: bool = True) -> int:
         """2 when the word itself occurs here (as `has` reads it), 1 through a synonym, else 0."""
         if _is_figure(word):
             return 2 if word in self.words else 0
         stem = base(word)
-        if stem in self.bases:
+        if stem in self.bases or (loosely and self._near(stem)):
             return 2
-        if loosely and any(_close(stem, other) for other in self.bases if not _is_figure(other)):
-            return 2
-        members = _synonyms(stem)
-        return int(any(_close(member, other) for member in members for other in self.bases))
+        return int(any(self._near(member) for member in _synonyms(stem)))
 
     def negated(self) -> bool:
         """A negation among the words; "stop" only before a verb ("stop sending", not "stop
@@ -231,22 +271,43 @@ class _Text:
 
 def _prepared(text: str) -> str:
     """One spelling for what may be written several ways: "n't" as "not", "1,250" as "1250",
-    "10am" as "10 am", "3rd" as "3", "$" as "usd", "twenty-five" as "25"."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    "10am" as "10 am", "3rd" as "3", "$" as "usd", "twenty-five" and "25k" as numbers,
+    "gluten-free" as "glutenfree", "used to" and "no longer" as "no", "every week" as "weekly"."""
+    text = _MAY.sub("maymonth", _plain(text)).casefold()
+    text = _NO_ONE.sub("nobody", text)
     text = _CONTRACTED_NOT.sub(" not", text)
+    text = _NOT_ONLY.sub(" ", text)
+    text = _USED_TO.sub("no longer ", text)
+    text = _FREE_OF.sub(r"\1free", text)
+    text = _NON.sub("non", text)
+    text = _MERIDIEM.sub(lambda m: " am" if m.group(1)[0] == "a" else " pm", text)
     for sign, word in _CURRENCY.items():
         text = text.replace(sign, word)
+    text = _SPACED_THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(" ", ""), text)
     text = _THOUSANDS.sub("", text)
     text = _ORDINAL.sub("", text)
     text = _UNIT.sub(r" \1", text)
-    text = _THOUSAND_SUFFIX.sub("000", text)
     text = _ONE.sub("1 ", text)
-    text = _NO_LONGER.sub(lambda m: " no " if m.group().startswith("no") else " ", text)
-    text = _EVERY.sub(lambda m: _PERIODS[m.group(1)], text)  # "every week" as "weekly"
-    text = _CANNOT_STAND.sub("dislike", text)  # "can't stand" says "dislike"
-    return _COMPOUND_NUMBER.sub(
+    text = _COMPOUND_NUMBER.sub(
         lambda m: str(lexicon.NUMBER_VALUES[m.group(1)] + lexicon.NUMBER_VALUES[m.group(2)]), text
     )
+    text = _NUMBER_WORD.sub(lambda m: str(lexicon.NUMBER_VALUES[m.group()]), text)
+    text = _SCALED.sub(_scaled, text)
+    text = _NO_LONGER.sub(lambda m: " no " if m.group().startswith("no") else " ", text)
+    text = _EVERY.sub(lambda m: _PERIODS[m.group(1)], text)  # "every week" as "weekly"
+    return _CANNOT_STAND.sub("dislike", text)  # "can't stand" says "dislike"
+
+
+def _plain(text: str) -> str:
+    """Compatibility forms folded, invisible characters dropped, every dash an ASCII hyphen."""
+    text = text.translate(_APOSTROPHES)  # before NFKC, which splits an acute accent off
+    return INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).translate(_DASHES)
+
+
+def _scaled(match: re.Match[str]) -> str:
+    """ "1.5k", "5 million", "two hundred" (as "2 hundred") as the whole number."""
+    number = float(match.group(1)) * _SCALES[match.group(2)]
+    return str(int(number)) if number == int(number) else str(number)
 
 
 def _words(text: str) -> Iterator[str]:
@@ -257,16 +318,20 @@ def _words(text: str) -> Iterator[str]:
 
 
 def _content(word: str) -> bool:
-    if word in lexicon.FUNCTION_WORDS or word in lexicon.NEGATORS:
+    """Not a function word, nor a negation ("stop" is a word of its own before a noun)."""
+    if word in lexicon.FUNCTION_WORDS or (
+        word in lexicon.NEGATORS and word not in lexicon.STOPPING
+    ):
         return False
     return len(word) >= 2 or word.isdigit()
 
 
-def _located(quote: str, evidence_text: str) -> str:
-    """The sentence(s) the quote sits in: it says where the statement is, not all it says."""
+def _located(quote: str, evidence_text: str) -> str | None:
+    """The sentence(s) the quote sits in: it says where the statement is, not all it says.
+    None when the quote is not in the evidence (an archive may claim one that is not)."""
     span = rules.quote_span(quote, evidence_text)
     if span is None:
-        return quote
+        return None
     text, start, end = span
     ends = [m.start() for m in _SENTENCE_END.finditer(text)]
     first = max((i + 1 for i in ends if i < start), default=0)
@@ -275,24 +340,43 @@ def _located(quote: str, evidence_text: str) -> str:
     return (cased if len(cased) == len(text) else text)[first:last]
 
 
+def _of_time(word: str) -> bool:
+    return word in lexicon.POLAR or base(word) in lexicon.POLAR
+
+
 def _proper_names(support_text: str) -> set[str]:
     """Words the support writes with a capital away from a sentence's start: its names."""
     found: set[str] = set()
     for sentence in _SENTENCE_END.split(support_text):
-        for word in _WORD.findall(sentence)[1:]:
-            if word[:1].isupper():
-                found.add(word.casefold())
+        words = _WORD.findall(sentence)
+        for position, word in enumerate(words):
+            folded = word.casefold()
+            if not word[:1].isupper() or not _content(folded) or _of_time(folded):
+                continue
+            if position > 0 or _uncommon(folded):  # "Sunil manages ...", not "Invoices go ..."
+                found.add(folded)
     return found
 
 
-def _leading_names(value: str, support: _Text, proper: set[str]) -> set[str]:
-    """The speaker named by an extractor writing about the conversation ("Caroline attended
-    ...", "Luis Ortega runs ...", "Jon's crew ..."): up to three capitalised words at the start
-    of the value, the support's own names among them, then a possessive, "and" or a finite
-    verb. A sentence-case word the support has in lower case ("Removing a shift", "Sister
-    Hanna") ends the name."""
+def _uncommon(word: str) -> bool:
+    """No English word the thesaurus lists (so, at the start of a sentence, a name); without a
+    thesaurus nothing is known to be uncommon."""
+    return bool(_THESAURUS) and not any(
+        _THESAURUS[0].entry(form) for form in {word, base(word), base(word) + "e"}
+    )
+
+
+def _leading_names(value: str, support_text: str, support: _Text, proper: set[str]) -> set[str]:
+    """The speaker of an "I" statement, named by an extractor writing about the conversation
+    ("Caroline attended ...", "Luis Ortega runs ... at Ortega Chevrolet"): up to three
+    capitalised words at the start of the value, then a possessive, "and" or a finite verb. Not
+    a sentence-case word the support has in lower case ("Removing a shift", "Sister Hanna"), not
+    only names the message gives someone ("Ama" in "I'm head roaster, Ama runs the cafe"), and
+    only when the value keeps every name of the clause it draws on ("Salesforce is our CRM"
+    from "I use HubSpot as our CRM" names no speaker)."""
     tokens = value.split()
     names: list[str] = []
+    possessive = False
     for token in tokens[:3]:
         word = _WORD.findall(token)
         folded = word[0].casefold() if word else ""
@@ -300,15 +384,35 @@ def _leading_names(value: str, support: _Text, proper: set[str]) -> set[str]:
             break
         names.append(folded)
         if _POSSESSIVE.search(token):
-            return set(names)
+            possessive = True
+            break
     rest = [t.casefold() for t in tokens[len(names) :] if not _ADVERB.fullmatch(t.casefold())]
     following = rest[0] if names and rest else ""
     finite = following in lexicon.FINITE_VERBS or following.endswith(("s", "ed"))
-    return set(names) if finite or following == "and" else set()
+    if not names or not (possessive or finite or following == "and"):
+        return set()
+    kept = set(_Text.of(value).words)
+    drawn_on = _drawn_on([w for w in kept if _content(w) and w not in names], support_text)
+    if all(name in proper for name in names) or not (proper & drawn_on) <= kept:
+        return set()
+    return set(names)
 
 
-def _capitalised(value: str) -> set[str]:
-    return {word.casefold() for word in _WORD.findall(value)[1:] if word[:1].isupper()}
+def _drawn_on(words: list[str], text: str) -> set[str]:
+    """The words of the clause(s) of `text` that say most of `words`."""
+    clauses = _clauses(text)
+    scored = [(sum(c.text.strength(w) for w in words), c) for c in clauses]
+    best = max((score for score, _ in scored), default=0)
+    return set().union(*(c.text.words for score, c in scored if score == best and best))
+
+
+def _capitalised(value: str, proper: set[str]) -> set[str]:
+    """The value's capitalised words: past its first word, or any the message names too."""
+    words = _WORD.findall(value)
+    found = {word.casefold() for word in words[1:] if word[:1].isupper()}
+    if words and words[0][:1].isupper() and words[0].casefold() in proper:
+        found.add(words[0].casefold())
+    return found
 
 
 def _quoted(word: str, value: str) -> str:
@@ -343,50 +447,189 @@ def _says_dislike(support: _Text) -> bool:
     return bool(support.bases & _DISLIKING) or (support.negated() and bool(support.bases & _LIKING))
 
 
-def _clause_negation_disagrees(value_text: str, support_text: str) -> bool:
-    """Whether a clause of the value ("carry tablets", "not laptops") differs in negation from
-    the support's clause(s) saying most of what it says; with no such clause, from the support
-    as a whole."""
-    clauses = [_Text.of(part) for part in _CLAUSE_BREAK.split(support_text) if part.strip()]
-    for part in _CLAUSE_BREAK.split(value_text):
-        said = _Text.of(part)
-        words = [w for w in said.words if _content(w) and w not in lexicon.FRAMING_WORDS]
-        if not words and not said.negated():
+@dataclass(frozen=True)
+class _Clause:
+    text: _Text
+    negated: bool
+    asked: bool  # a question nobody answered yes to: it says nothing
+
+
+def _clauses(text: str) -> list[_Clause]:
+    """The text's clauses, each with its negation: a clause that only negates ("but can't",
+    "Nope.", "please don't") negates the clause before it."""
+    clauses: list[_Clause] = []
+    start = 0
+    for match in [*_CLAUSE_BREAK.finditer(text), None]:
+        end = len(text) if match is None else match.start()
+        part = _Text.of(text[start:end])
+        asked = match is not None and match.group() == "?"
+        last = match is None or match.group() in ".!?;\n"  # the end of a sentence
+        start = end if match is None else match.end()
+        if not part.words:
             continue
-        scored = [(sum(clause.strength(word) for word in words), clause) for clause in clauses]
+        if clauses and not any(_content(w) for w in part.words):
+            elliptic = all(w in lexicon.NEGATORS or w in lexicon.ELLIPSIS for w in part.words)
+            if part.negated() and last and elliptic:  # "but can't", "Nope.", "never have"
+                clauses[-1] = _Clause(clauses[-1].text, True, False)
+            elif _AFFIRMED & set(part.words) and clauses[-1].asked:
+                clauses[-1] = _Clause(clauses[-1].text, clauses[-1].negated, False)
+            continue
+        clauses.append(_Clause(part, part.negated(), asked))
+    return clauses
+
+
+def _index(clauses: list[_Clause]) -> dict[str, set[int]]:
+    """Clauses by the first letters of their bases (or their figures)."""
+    index: dict[str, set[int]] = {}
+    for number, clause in enumerate(clauses):
+        for stem in clause.text.bases:
+            index.setdefault(stem if _is_figure(stem) else stem[:_MIN_PREFIX], set()).add(number)
+    return index
+
+
+_MOST_CLAUSES = 8  # scored in full per clause of the value; a long message has hundreds
+
+
+def _candidates(words: list[str], index: dict[str, set[int]], clauses: list[_Clause]) -> set[int]:
+    """The support's clauses that may say some of `words`: those sharing a first four letters
+    with them or a synonym, the `_MOST_CLAUSES` sharing most bases when there are more."""
+    found: set[int] = set()
+    for word in words:
+        stem = base(word)
+        for key in {stem, *_synonyms(stem)}:
+            found |= index.get(key if _is_figure(key) else key[:_MIN_PREFIX], set())
+    if len(found) <= _MOST_CLAUSES:
+        return found
+    stems = {base(word) for word in words}
+    ranked = sorted(found, key=lambda i: (-len(stems & clauses[i].text.bases), i))
+    return set(ranked[:_MOST_CLAUSES])
+
+
+def _clause_mismatch(value_text: str, support_text: str, names: set[str], proper: set[str]) -> str:
+    """Whether a clause of the value ("carry tablets", "not laptops") differs from the
+    support's clause(s) saying most of what it says: in negation, by being only asked, or by
+    saying it of another name ("The decision maker is Hassan, not Karim")."""
+    clauses = _clauses(support_text)
+    index = _index(clauses)
+    negated_anywhere = any(clause.negated for clause in clauses)
+    for part in _clauses(value_text):
+        words = [w for w in part.text.words if _content(w) and w not in lexicon.FRAMING_WORDS]
+        candidates = _candidates(words, index, clauses)
+        scored = [(_score(clauses[i].text, words, proper), i) for i in candidates]
         best = max((score for score, _ in scored), default=0)
         if best == 0:
-            if said.negated() != _Text.of(support_text).negated():
-                return True
-        elif any(clause.negated() != said.negated() for score, clause in scored if score == best):
-            return True
-    return False
+            if words and part.negated != negated_anywhere:
+                return "the value and its evidence disagree on a negation"
+            continue
+        chosen = [clauses[i] for score, i in scored if score == best]
+        if any(clause.negated != part.negated for clause in chosen):
+            return "the value and its evidence disagree on a negation"
+        if all(clause.asked for clause in chosen):
+            return "its evidence asks this, it does not say it"
+        subject = part.text.words[:1]  # "Karim is ...", "Rekha manages ...": whom it is said of
+        for name in sorted(names & set(subject)):
+            if _said_of_another(name, words, clauses, index, names, proper):
+                return f"its evidence says this of someone other than {name!r}"
+    return ""
+
+
+def _said_of_another(
+    name: str,
+    words: list[str],
+    clauses: list[_Clause],
+    index: dict[str, set[int]],
+    names: set[str],
+    proper: set[str],
+) -> bool:
+    """Whether what the value says of `name` is, in the evidence, said of another name or of
+    "I", while `name` has a clause of its own ("I'm head roaster, Ama runs the cafe")."""
+    rest = [word for word in words if word != name]
+    scored = [(_score(clauses[i].text, rest, proper), i) for i in _candidates(rest, index, clauses)]
+    best = max((score for score, _ in scored), default=0)
+    chosen = [clauses[i] for score, i in scored if score == best and best]
+    if not chosen or any(name in c.text.words for c in chosen):
+        return False
+    others = any(_others(c.text, names, proper) for c in chosen)
+    return others and _says_more(clauses, {name})
+
+
+def _says_more(clauses: list[_Clause], names: set[str]) -> bool:
+    """Whether a clause naming one of `names` says something of its own ("Ama runs the cafe"),
+    rather than only naming it beside another ("..., Alina, ...")."""
+    return any(
+        names & set(c.text.words) and any(_content(w) and w not in names for w in c.text.words)
+        for c in clauses
+    )
+
+
+def _score(clause: _Text, words: list[str], proper: set[str]) -> int:
+    """How much of `words` the clause says: a name or a figure counts more than other words."""
+    return sum(
+        clause.strength(w) + (2 if (w in proper or _is_figure(w)) and w in clause.words else 0)
+        for w in words
+    )
+
+
+def _others(clause: _Text, names: set[str], proper: set[str]) -> bool:
+    """Whether the clause speaks of a name other than `names`, or of "I" or "we"."""
+    return bool(set(clause.words) & _SPEAKER) or bool((set(clause.words) & proper) - names)
 
 
 def _grounding(value: str, quote: str, evidence_text: str) -> str:
     """Why the value is not supported by its evidence; '' when it is (see the module)."""
     support_text = _located(quote, evidence_text) if quote else evidence_text
+    if support_text is None:
+        return f"{UNGROUNDED}: the quote does not occur in its evidence"
     support = _Text.of(support_text)
     said = _Text.of(_negative_prefixes(value, support))
     words = [word for word in said.words if _content(word)]
+    proper = _proper_names(evidence_text)
+    first_person = _FIRST_PERSON & set(support.words)
+    speaker = _leading_names(value, support_text, support, proper) if first_person else set()
+    names = {
+        n
+        for n in _capitalised(value, proper)
+        if _content(n) and not _is_figure(n) and not _of_time(n) and n not in lexicon.NUMBER_VALUES
+    } - speaker
     problem = (
         _exact_parts(value, support_text, support, words)
-        or _opposite_meaning(value, support_text, support, said, words)
-        or _unsupported(value, evidence_text, support_text, support, words)
+        or _opposite_meaning(value, support, said, words)
+        or _clause_mismatch(_negative_prefixes(value, support), support_text, names, proper)
+        or _unsupported(value, evidence_text, support_text, support, words, names, speaker)
     )
     return f"{UNGROUNDED}: {problem}" if problem else ""
+
+
+def _codes(text: str) -> set[str]:
+    """Codes that join letters and digits ("BX-440-R", "4410-A", "INV/20417"), casefolded;
+    a figure and its unit ("30-day") is a measure, not a code."""
+    found = set()
+    for joined in _JOINED.findall(_plain(text)):
+        mixed = any(c.isdigit() for c in joined) and any(c.isalpha() for c in joined)
+        if mixed and not _MEASURE.fullmatch(joined):
+            found.add(joined.casefold().replace("/", "-"))
+    return found
+
+
+def _single_letters(text: str) -> list[str]:
+    """Capital letters standing alone ("Plan B", "gate C", "John F. Kennedy"): a letter changed
+    is another plan, gate or person. "I" and the article "A" are not among them."""
+    return [letter.casefold() for letter in _SINGLE_LETTER.findall(_plain(text))]
 
 
 def _exact_parts(value: str, support_text: str, support: _Text, words: list[str]) -> str:
     """E-mail addresses, codes, figures and words of time and order: as the evidence has them."""
     addresses = {email.casefold() for email in _EMAIL.findall(support_text)}
-    for email in _EMAIL.findall(value):
+    for email in _EMAIL.findall(_plain(value)):
         if email.casefold() not in addresses:
             return f"the e-mail address {email!r} does not occur in its evidence"
-    codes = {code.casefold() for code in _CODE.findall(support_text)}
-    for code in _CODE.findall(value):
-        if code.casefold() not in codes:
-            return f"the identifier {code.casefold()!r} does not occur in its evidence"
+    codes = _codes(support_text)
+    for code in sorted(_codes(value) - codes):
+        return f"the identifier {code!r} does not occur in its evidence"
+    letters = set(_single_letters(support_text)) | {w for w in support.words if len(w) == 1}
+    for letter in _single_letters(value):
+        if letter not in letters:
+            return f"the letter {letter.upper()!r} does not occur in its evidence"
     for word in words:
         if _is_figure(word) and not support.has(word):
             return f"the figure or identifier {_quoted(word, value)} does not occur in its evidence"
@@ -396,14 +639,11 @@ def _exact_parts(value: str, support_text: str, support: _Text, words: list[str]
     return ""
 
 
-def _opposite_meaning(
-    value: str, support_text: str, support: _Text, said: _Text, words: list[str]
-) -> str:
-    """An opposite of a word of the evidence, a dislike it does not say, a negation it does
-    not share."""
+def _opposite_meaning(value: str, support: _Text, said: _Text, words: list[str]) -> str:
+    """An opposite of a word of the evidence, or a dislike it does not say."""
     for word in words:
-        if support.has(word):
-            continue
+        if base(word) in support.bases:  # the word itself; a synonym or a longer form
+            continue  # ("employee" for "employer") may be its opposite
         opposites = _opposites(base(word))
         opposite = {other for other in support.bases if any(_close(other, o) for o in opposites)}
         if opposite:
@@ -413,31 +653,32 @@ def _opposite_meaning(
     for word in said.words:
         if base(word) in _DISLIKING and not _says_dislike(support):
             return f"the word {_quoted(word, value)} does not occur in its evidence"
-    if _clause_negation_disagrees(_negative_prefixes(value, support), support_text):
-        return "the value and its evidence disagree on a negation"
     return ""
 
 
 def _unsupported(
-    value: str, evidence_text: str, support_text: str, support: _Text, words: list[str]
+    value: str,
+    evidence_text: str,
+    support_text: str,
+    support: _Text,
+    words: list[str],
+    names: set[str],
+    speaker: set[str],
 ) -> str:
-    """A name the message does not have, or a word its supporting sentence does not say."""
+    """A name the message does not have, or a word its supporting sentence does not say (the
+    speaker's name aside)."""
     if not words:  # function words or symbols only: they must be there as they are
         return (
             ""
             if rules.quote_occurs(value, support_text)
             else "the value does not occur in its evidence"
         )
-    first_person = _FIRST_PERSON & set(support.words)
-    proper = _proper_names(support_text)
-    speaker_named = _leading_names(value, support, proper) if first_person else set()
-    names = {name for name in _capitalised(value) if _content(name) and not _is_figure(name)}
-    message = _Text.of(evidence_text)
-    for word in sorted(names - speaker_named):
-        if base(word) not in message.bases:  # as it is, give or take a plural: not "Tomasz"
+    message = set(_Text.of(evidence_text).words)
+    for word in sorted(names):
+        if word not in message and word not in lexicon.POLAR:  # as it is: "Tomas" is not "Tomasz"
             return f"the name {_quoted(word, value)} does not occur in its evidence"
     for word in words:
-        free = word in names or word in lexicon.FRAMING_WORDS or word in speaker_named
+        free = word in names or word in speaker or word in lexicon.FRAMING_WORDS
         if not free and not support.has(word) and not _thesaurus_supports(word, support):
             return f"the word {_quoted(word, value)} does not occur in its evidence"
     return ""

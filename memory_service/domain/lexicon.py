@@ -21,10 +21,10 @@ FUNCTION_WORDS = _set(
     are was were be been being am do does did doing done have has had having i me my mine
     myself we us our ours ourselves you your yours yourself yourselves he him his himself she
     her hers herself they them their theirs themselves one's who whom whose which what when
-    where why how whether while because since though although can could may might must shall
+    where why how whether while because though although can could may might must shall
     should will would also just too very really quite i'm i've i'd i'll let's we're we've we'll
     you're they're he's she's that's there's s t re ve ll d m please thanks thank ok okay yes
-    yeah well oh hey hi hello any each other such own same both either all some during
+    yeah well oh hey hi hello any each other such own same both either all some during yet
     """
 )
 
@@ -45,7 +45,19 @@ NEGATORS = _set(
     no not never nor none nobody nothing neither nowhere cannot without stop stopped stops
     avoid avoids avoided avoiding dislike dislikes disliked hate hates hated refuse refuses
     refused decline declines declined quit quits against lacks lack unable nope loathe loathes
+    dont wont doesnt didnt isnt arent wasnt werent cant couldnt wouldnt shouldnt havent hasnt
+    hadnt aint mustnt neednt
     detest detests despise despises
+    """
+)
+
+# What else an elliptic negation may hold ("but I can't", "please don't", "never have"): it then
+# negates the clause before it.
+ELLIPSIS = _set(
+    """
+    please thanks thank you sorry i we they he she can could do does did will would should
+    have has had am is are was were be really honestly just still yet actually ok okay so and
+    but or though either at all sadly unfortunately
     """
 )
 
@@ -57,12 +69,14 @@ STOPPING = _set("stop stops stopped")
 POLAR = _set(
     """
     before after above below over under more less fewer most least early earlier late later
-    first last next previous prior only every always sometimes often rarely seldom increase
-    decrease raise lower higher up down min max minimum maximum morning afternoon evening night
+    first last next previous prior only every always sometimes often rarely seldom since until
+    increase decrease raise lower higher up down min max minimum maximum morning afternoon evening
+    night
     tonight noon midnight lunchtime weekend weekends weekday weekdays am pm today tomorrow
     yesterday daily weekly biweekly monthly quarterly yearly annually annual monday tuesday
     wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
-    january february march april may june july august september october november december jan
+    january february march april maymonth june july august september october november
+    december jan
     feb mar apr jun jul aug sep sept oct nov dec spring summer autumn fall winter north south
     east west left right inbound outbound internal external
     """
@@ -224,18 +238,18 @@ LIKING = frozenset(["like", "love", "enjoy", "fond", "keen", "fan", "care"])
 SYNONYMS: tuple[frozenset[str], ...] = tuple(
     _set(line)
     for line in """
-    prefer like want love enjoy fond favorite favourite rather wish keen fan into
+    prefer like want love enjoy fond favorite favourite rather wish keen fan
     start begin commence kickoff kick launch open
     end finish conclude close wrap expire
     call phone ring dial
-    call name nickname go known
     buy purchase order acquire procure get buyer
-    ship deliver send dispatch delivery shipment order arrive
+    ship deliver send dispatch delivery shipment arrive
+    order ship shipment
     meeting meet appointment schedule book calendar call slot session
     manager boss supervisor report lead head
-    use utilize rely run adopt employ work
+    use utilize rely run adopt employ
     email mail inbox message write
-    attend go visit join participate went
+    attend go visit participate went
     company firm business organisation organization employer org vendor supplier
     customer client account buyer purchaser
     contract agreement deal subscription plan
@@ -247,7 +261,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     small little tiny
     quick fast rapid prompt asap
     talk speak chat discuss mention say tell
-    live reside base locate stay home
+    live reside base locate home
     move relocate
     allergic allergy
     trip travel fly journey
@@ -266,7 +280,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     time zone timezone
     job role position title work
     hire join onboard
-    leave quit resign depart
+    quit resign
     eat food meal dish diet
     drink beverage
     spouse partner
@@ -420,7 +434,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     close shut
     headquarters hq
     eliminate remove ditch scrap rid drop replace
-    enthusiastic keen excited eager interested fond crazy passionate love fan
+    enthusiastic keen excited eager interested fond passionate love fan
     run jog
     delay postpone defer push reschedule
     afraid scared frightened fear terrified
@@ -469,7 +483,9 @@ ANTONYMS: tuple[tuple[str, str], ...] = tuple(
     expand/shrink expand/contract accelerate/slow accelerate/delay speed/slow faster/slower
     heavier/lighter bigger/smaller larger/smaller longer/shorter older/newer higher/lower
     rise/drop grow/shrink gain/drop strengthen/weaken tighten/loosen raise/cut include/omit
-    present/past future/past before/since
+    present/past future/past before/since since/until customer/vendor
+    client/vendor customer/supplier client/supplier buyer/seller landlord/tenant lender/borrower
+    start/finish begin/finish add/subtract sooner/later earlier/later stay/leave join/leave
     """
         )
     )

@@ -119,7 +119,10 @@ _DESCRIPTIONS = frozenset(
 _ANY_NOUN = re.compile(rf"\b(?:{_WORD_NOUN}|{_NUMBER_NOUN}|codes?|phrase)\b")
 _STRIP = "\"'`\u201c\u201d\u2018\u2019()[]{}<>.,;:!?*"
 # Invisible characters that would split a word ("pass\u200bword") without changing how it reads.
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+INVISIBLE = re.compile(
+    "[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
+)
 _ENCODED = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 
@@ -205,7 +208,7 @@ class SecretDetector:
 
     def _scan(self, text: str) -> str:
         # Full-width letters and digits read as plain ones; invisible characters are dropped.
-        text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+        text = INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
         found = self._plain_kind(text)
         if found:
             return found
@@ -216,7 +219,7 @@ class SecretDetector:
         found = _phrase(text.translate(_LOOK_ALIKES))
         if found:
             return found
-        if has_card_number(text):
+        if has_card_number(text.translate(_LOOK_ALIKES)):  # card words in other scripts too
             return "card number"
         return self._scanner.find(text) if self._scanner is not None else ""
 

@@ -61,6 +61,24 @@ SECRETS = [
     "order 4539148803436467, charge the visa",
     "4539148803436467 for order 77",
     "45391488034364671227123",  # the card, its expiry and CVV pasted together
+    # found by the hostile review: dashes from word processors, wraps, other groupings,
+    # invisible characters, labels beside an expiry, card words in other shapes
+    "card: 4111\u20131111\u20131111\u20131111",
+    "card: 4111\u20141111\u20141111\u20141111",
+    "3782\u2013822463\u201310005",
+    "Visa: 4111-1111-1111-\n1111",
+    "Visa: 41111111 11111111",
+    "Visa: 4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1",
+    "4111*1111*1111*1111",
+    "4111 | 1111 | 1111 | 1111",
+    "card 41111111\u206611111111",
+    "order 4111111111111111 12/27 123",
+    "order 4111111111111111 1227 123",
+    "order 41111111111111111227123",
+    "cardholder: order 4111111111111111",
+    "creditcard order 4111111111111111",
+    "c\u0430rd order 4111111111111111",  # a Cyrillic a
+    "id 4111111111111111",
     # Key and token formats.
     "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
     "rk_live_4eC39HqLyjWDarjtT1zdp7dc",
@@ -141,12 +159,19 @@ LOOK_ALIKES = [
     "Invoice #: 4539148803436467",
     "tracking number A-4539148803436467",
     "re: 4539148803436467",
-    "Acct 5555555555554444 is overdue",
+    "Acct 5555555555554444 is overdue",  # an account label in a text that says nothing of cards
     "IMEI 356938035643809",
     "356938035643809",  # an IMEI: Luhn-valid, but no issuer hands out 15 digits after 35
     "Credit note against shipment 71411775773180682193 issued",
     "ticket 3625-6687079521 / ticket 3425-8774458",
     "Sync id 641ba490-c25e-4c4e-b5de-106d9cc9bd08 failed; retry order 45346830907167482",
+    "orders 4539578763621486 and 4556737586899855",
+    "Orders: 4539578763621486, 4556737586899855",
+    "Order 4539578763621486 pending, cc: Anna",
+    "Order 4539578763621486 in the business card printing run",
+    "Order (4539578763621486)",
+    "Rechnung 4539578763621486",
+    "tracking 1Z4111111111111111",
     "orders 123456, 789012, 345678, 901234, 567890",
     "Q3 quantities 12 15 18 20 22 25 31 40 12 15 18 20 22 25 31 40 12 15 18 20 22 25 31 40 "
     "12 15 18 20 22 25 31 40 12 15 18 20",
