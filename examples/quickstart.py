@@ -21,7 +21,7 @@ from crmmem.memory.v1 import transcript_service_pb2 as tr
 from crmmem.memory.v1 import transcript_service_pb2_grpc as tr_grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from memory_service.cli import DEFAULT_ADDRESS, example_channel, run_example
+from memory_service.memoryctl.connection import DEFAULT_ADDRESS, example_channel, run_example
 
 # One conversation for every run: conversation ids are per user, so this is Mara's own.
 CONVERSATION = "conversations/quickstart"

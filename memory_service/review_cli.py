@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
 
 class Cli(Protocol):
-    """What the review walk uses of memoryctl's client (`cli.Cli`), which registers the walk:
-    named here so that the two modules do not import each other."""
+    """What the review walk uses of memoryctl's client (`memoryctl/client.py` `Cli`): named
+    here so that the walk depends on these fields alone, and never on the modules of memoryctl
+    (`cli.py` registers the walk, so an import back would close a circle)."""
 
     address: str
     auth: tuple[tuple[str, str | bytes], ...]

@@ -28,7 +28,8 @@ from tests.integration.test_manifests import render as render_once
 
 DOCS = ROOT / "docs" / "deployment.md"
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-# The address memoryctl and the examples use when MEMORY_ADDRESS is unset (memory_service/cli.py).
+# The address memoryctl and the examples use when MEMORY_ADDRESS is unset
+# (memory_service/memoryctl/connection.py).
 CLIENT_DEFAULT = "127.0.0.1:50051"
 SERVICE_USER = "10001"
 # Each image's listen and data-folder variables, by Dockerfile stage.

@@ -11,7 +11,7 @@ from pathlib import Path
 import jwt
 import pytest
 
-from memory_service import cli
+from memory_service.memoryctl import connection
 
 ROOT = Path(__file__).parents[2]
 KEY = "k" * 64
@@ -40,8 +40,8 @@ def test_outside_the_checkout_it_signs_with_the_checkouts_development_key(
     checkout_data = shell / "checkout" / "data"
     checkout_data.mkdir(parents=True)
     (checkout_data / "dev-jwt-secret").write_text(KEY + "\n")
-    monkeypatch.setattr(cli, "checkout_data_dir", lambda: checkout_data)
-    found = cli.find_credentials()
+    monkeypatch.setattr(connection, "checkout_data_dir", lambda: checkout_data)
+    found = connection.find_credentials()
     assert claims(found.token)["sub"] == "mara"
     assert str(checkout_data / "dev-jwt-secret") in found.origin
     assert "MEMORY_DATA_DIR" in found.advice
@@ -55,18 +55,18 @@ def test_memory_data_dir_names_the_key_and_nothing_else_is_tried(
     (service / "dev-jwt-secret").write_text(KEY)
     monkeypatch.setenv("MEMORY_DATA_DIR", str(service))
     monkeypatch.setenv("MEMORY_TENANT", "globex")
-    assert claims(cli.find_credentials().token)["tenant"] == "globex"
+    assert claims(connection.find_credentials().token)["tenant"] == "globex"
     monkeypatch.setenv("MEMORY_DATA_DIR", str(shell / "nowhere"))
-    with pytest.raises(cli.Refused, match="no token: set MEMORY_TOKEN"):
-        cli.find_credentials()
+    with pytest.raises(connection.Refused, match="no token: set MEMORY_TOKEN"):
+        connection.find_credentials()
 
 
 def test_with_no_key_anywhere_it_says_what_to_set_and_makes_none(
     shell: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "checkout_data_dir", lambda: None)
-    with pytest.raises(cli.Refused) as refused:
-        cli.find_credentials()
+    monkeypatch.setattr(connection, "checkout_data_dir", lambda: None)
+    with pytest.raises(connection.Refused) as refused:
+        connection.find_credentials()
     assert "MEMORY_TOKEN" in str(refused.value)
     assert "MEMORY_DATA_DIR" in str(refused.value)
     assert list(shell.rglob("*")) == [shell / "somewhere"]  # no key, no data folder
@@ -74,7 +74,7 @@ def test_with_no_key_anywhere_it_says_what_to_set_and_makes_none(
 
 def test_memory_token_is_sent_as_it_is(shell: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMORY_TOKEN", "given")
-    assert cli.find_credentials() == cli.Credentials("given", "MEMORY_TOKEN")
+    assert connection.find_credentials() == connection.Credentials("given", "MEMORY_TOKEN")
 
 
 def test_memoryctl_needs_no_table_library() -> None:
@@ -96,4 +96,4 @@ def test_it_looks_for_the_file_the_service_keeps_its_key_in(tmp_path: Path) -> N
     from memory_service.config import dev_secret
 
     made = dev_secret(tmp_path)
-    assert (tmp_path / cli.DEV_SECRET_FILE).read_text().strip() == made
+    assert (tmp_path / connection.DEV_SECRET_FILE).read_text().strip() == made

@@ -17,6 +17,7 @@ PROCESS_PACKAGES = ("memory_service", "retrieval_service", "crmmem_runtime")
 # error line quoting a bad value, and defaults the sidecar sets for its libraries.
 ALLOWED = {
     "memory_service/cli.py",
+    "memory_service/memoryctl/connection.py",
     "crmmem_runtime/settings.py",
     "retrieval_service/embedding/sentence_transformer.py",
 }
