@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 import traceback
@@ -20,6 +21,7 @@ from opentelemetry.sdk.trace.export import (
 )
 from pydantic import Field, field_validator
 
+from crmmem_runtime.redaction import MIN_LOGGED_SECRET, hide_userinfo, otel_secrets, redact
 from crmmem_runtime.settings import EnvSettings
 
 EXPORTERS = ("otlp", "console", "none")
@@ -61,6 +63,11 @@ class TelemetrySettings(EnvSettings):
     def _has_endpoint(self) -> bool:
         return bool(self.otel_exporter_otlp_endpoint or self.otel_exporter_otlp_traces_endpoint)
 
+    def secret_values(self) -> list[str]:
+        """Every secret the process holds (each process's settings add theirs), for
+        `crmmem_runtime.redaction.redact` to clean a text of before it is printed or logged."""
+        return []
+
     def trace_exporters(self) -> list[str]:
         return _parts(self.otel_traces_exporter) or ["otlp" if self._has_endpoint() else "none"]
 
@@ -88,6 +95,8 @@ class JsonFormatter(logging.Formatter):
             entry["span_id"] = format(context.span_id, "016x")
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
+        elif record.exc_text:  # already formatted (and cleaned) by SecretRedaction
+            entry["exception"] = record.exc_text
         return json.dumps(entry)
 
 
@@ -99,11 +108,45 @@ def configure_logging(settings: TelemetrySettings) -> None:
         handler.formatter.converter = time.gmtime  # type: ignore[union-attr]
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    # Every line, whichever library logged it, is cleaned of the process's secrets first.
+    handler.addFilter(SecretRedaction([*settings.secret_values(), *otel_secrets(os.environ)]))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
     logging.getLogger("alembic").setLevel(logging.WARNING)
     grpc_common = logging.getLogger("grpc._common")
     if not any(isinstance(f, UndecodableRequests) for f in grpc_common.filters):
         grpc_common.addFilter(UndecodableRequests())
+
+
+class SecretRedaction(logging.Filter):
+    """On the handler every log line goes through: the message, a traceback and a stack cleaned
+    of `secrets` (as written or percent-encoded) and of every URL's password. Libraries quote
+    what they were given: the OpenTelemetry SDK logs a malformed OTEL_EXPORTER_OTLP_HEADERS whole
+    ("Header format invalid! …") and its endpoint, password included, in every export warning."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        super().__init__()
+        self._secrets = [secret for secret in secrets if len(secret) >= MIN_LOGGED_SECRET]
+
+    def clean(self, text: str) -> str:
+        return hide_userinfo(redact(text, self._secrets))
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        broken = False
+        try:
+            message = record.getMessage()
+        except Exception:  # arguments that do not fit the format: shown as they came, cleaned
+            message, broken = f"{record.msg} {record.args}", True
+        cleaned = self.clean(message)
+        if broken or cleaned != message:
+            record.msg, record.args = cleaned, None
+        if record.exc_info:
+            record.exc_text = self.clean(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        elif record.exc_text:
+            record.exc_text = self.clean(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.clean(record.stack_info)
+        return True
 
 
 class UndecodableRequests(logging.Filter):

@@ -11,9 +11,11 @@ would misread, a short key, a Qdrant server too old or not answering)."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -256,6 +258,40 @@ def test_a_secret_put_in_the_file_variable_is_not_echoed_as_a_path(
     line = one_line_failure(run(module, "serve", {**env, **planted}, tmp_path), 2)
     reason = "No such file or directory" if kind == "missing" else "Is a directory"
     assert f"configuration error: RETRIEVAL_SHARED_SECRET_FILE cannot be read: {reason} (" in line
+
+
+EXPORT_WARNING = r"export(ing)? (traces|metrics) to collector:"
+
+
+@pytest.mark.parametrize("module", ["memory_service", "retrieval_service"])
+def test_opentelemetry_logs_its_headers_and_endpoint_without_their_secrets(
+    module: str, refused_port: int, tmp_path: Path
+) -> None:
+    """The SDK logs a malformed OTEL_EXPORTER_OTLP_HEADERS whole and its endpoint, password
+    included, in every export warning: each process's log filter cleans both."""
+    otel = {
+        **PLANTED,
+        "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization: Bearer {MARK}hdrtoken",
+        "OTEL_EXPORTER_OTLP_METRICS_HEADERS": f"api-key={MARK}%20metrics",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://collector:{MARK}otel@127.0.0.1:{refused_port}",
+        "OTEL_METRIC_EXPORT_INTERVAL": "200",  # a failed export a moment after start
+    }
+    if module == "memory_service":
+        env = memory_env(f"sqlite:///{tmp_path / 'm.db'}", **otel)
+    else:
+        env = retrieval_env(tmp_path, **otel)
+    server = start_server(module, env, tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while not re.search(EXPORT_WARNING, server.log()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        server.stop()
+    log = server.log()
+    assert_no_secret(log)
+    assert "Header format invalid!" in log  # the SDK's warning is kept, its secret is not
+    assert re.search(EXPORT_WARNING, log), log
+    assert f"collector:***@127.0.0.1:{refused_port}" in log, log
 
 
 def test_a_short_key_is_refused_without_being_quoted(tmp_path: Path) -> None:

@@ -151,3 +151,38 @@ def test_neither_settings_object_shows_a_secret(clean_env: pytest.MonkeyPatch) -
         assert PLANTED not in repr(settings)
         assert PLANTED not in str(settings)
         assert all(PLANTED in value for value in settings.secret_values() if value)
+
+
+def test_the_opentelemetry_variables_credentials_are_found() -> None:
+    from crmmem_runtime.redaction import otel_secrets
+
+    found = otel_secrets(
+        {
+            "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization: Bearer {PLANTED}",  # malformed
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS": f"api-key={PLANTED}%2Fk,x-scope=1",
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": f"http://user:{PLANTED}-pw@collector:4317",
+            "OTEL_SERVICE_NAME": "not-a-secret",
+        }
+    )
+    assert f"Authorization: Bearer {PLANTED}" in found  # what the SDK quotes
+    assert {PLANTED, f"{PLANTED}/k", f"{PLANTED}-pw"} <= set(found)
+    assert not {"1", "not-a-secret"} & set(found)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "exporting to user:pw-Z@127.0.0.1:1, retrying",
+            "exporting to user:***@127.0.0.1:1, retrying",
+        ),
+        ("http://reader:pw@qdrant:6334/x", "http://reader:***@qdrant:6334/x"),
+        ("https://TOKEN123@github.com/a", "https://***@github.com/a"),
+        ("mail mara@acme.example at 12:30", "mail mara@acme.example at 12:30"),
+        ("listening on [::1]:50051", "listening on [::1]:50051"),
+    ],
+)
+def test_url_userinfo_is_hidden_with_or_without_a_scheme(text: str, shown: str) -> None:
+    from crmmem_runtime.redaction import hide_userinfo
+
+    assert hide_userinfo(text) == shown

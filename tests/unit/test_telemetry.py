@@ -27,3 +27,31 @@ def test_undecodable_request_tracebacks_become_one_counted_line_per_interval() -
     other = _record("Exception calling application")
     assert quiet.filter(other)
     assert other.exc_info is not None
+
+
+def test_every_log_line_is_cleaned_of_secrets_and_url_passwords() -> None:
+    """The message, its arguments and a traceback, in both formats."""
+    from crmmem_runtime.telemetry import JsonFormatter, SecretRedaction
+
+    secret = "Zq81xPLANTED-token"
+    redaction = SecretRedaction([secret, "ab"])  # too short to look for: left alone
+    try:
+        raise RuntimeError(f"cannot reach http://u:{secret}x@collector:4317 with {secret}")
+    except RuntimeError:
+        exc_info = sys.exc_info()
+    record = logging.LogRecord(
+        "opentelemetry",
+        logging.WARNING,
+        "x",
+        1,
+        "to %s (%s) ab",
+        ("u:pw1234@host:1", secret),
+        exc_info,
+    )
+    assert redaction.filter(record)
+    for formatter in (JsonFormatter(), logging.Formatter("%(message)s")):
+        shown = formatter.format(record)
+        assert "PLANTED" not in shown
+        assert "pw1234" not in shown
+        assert "u:***@host:1 (***) ab" in shown
+        assert "RuntimeError: cannot reach http://u:***@collector:4317 with ***" in shown
