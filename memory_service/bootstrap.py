@@ -153,11 +153,12 @@ def build_server(
     settings: Settings, tracer_provider: TracerProvider | None = None
 ) -> RunningServer:
     """`tracer_provider`: the one that records the calls' server and client spans; None (traces
-    not exported) records none, and the calls skip their bookkeeping."""
-    engine = database(settings, tracer_provider)
-    units = SqlUnitOfWorkFactory(engine, check_scope=settings.check_tenant_scope)
-    forget_expired(units, settings)
+    not exported) records none, and the calls skip their bookkeeping.
 
+    One named step per part (storage, search, the request path, use cases, servicers, start),
+    each a screen long, so that wiring a feature touches the one step it belongs to."""
+    storage = wire_storage(settings, tracer_provider)
+    units = storage.units
     authenticator = TokenAuthenticator(
         settings.jwt_secret,
         settings.jwt_issuer,
@@ -165,40 +166,102 @@ def build_server(
         settings.jwt_max_lifetime_seconds,
     )
     policy = AccessPolicy(GrantTableAuthorizer())
+    search = wire_search(settings, units, tracer_provider)
+    path = wire_request_path(settings, units, search, policy)
+    cases = wire_use_cases(settings, policy)
+    import_runner = ImportRunner(
+        units.import_queue(),
+        units,
+        cases.imports,
+        settings.import_poll_seconds,
+        settings.import_lease_seconds,
+        search.worker.work_queued if search.worker is not None else lambda: None,
+    )
+    servicers = wire_servicers(authenticator, policy, path, cases, search, import_runner, settings)
+    workers = Workers(import_runner, path.usage, cases.tasks.history_retention)
+    return start_serving(settings, tracer_provider, storage, servicers, search, workers)
 
-    search = None
+
+@dataclass(frozen=True)
+class Storage:
+    """The database engine and the units of work over it."""
+
+    engine: Engine
+    units: SqlUnitOfWorkFactory
+
+
+def wire_storage(settings: Settings, tracer_provider: TracerProvider | None) -> Storage:
+    """The engine with its schema checked, the units of work over it, and what had expired by
+    now (request ids past their time to live, old deletion markers) forgotten."""
+    engine = database(settings, tracer_provider)
+    units = SqlUnitOfWorkFactory(engine, check_scope=settings.check_tenant_scope)
+    forget_expired(units, settings)
+    return Storage(engine, units)
+
+
+@dataclass(frozen=True)
+class SearchParts:
+    """The sidecar client, the outbox worker that delivers index writes to it, and the index
+    watch; each None when not configured (no sidecar address, or the outbox worker off)."""
+
+    client: RetrievalClient | None
+    worker: OutboxWorker | None
+    watch: IndexWatch | None
+
+
+def wire_search(
+    settings: Settings, units: SqlUnitOfWorkFactory, tracer_provider: TracerProvider | None
+) -> SearchParts:
+    """The sidecar client behind its breaker; the outbox worker, woken when the sidecar serves
+    again; and the watch that tells recall when the index lacks memories."""
+    if not settings.retrieval_address:
+        return SearchParts(None, None, None)
+    client = RetrievalClient(
+        settings.retrieval_address,
+        settings.retrieval_secret,
+        settings.recall_timeout_seconds,
+        CircuitBreaker(
+            min_calls=settings.breaker_min_calls,
+            failure_rate=settings.breaker_failure_rate,
+            window_seconds=settings.breaker_window_seconds,
+            reset_seconds=settings.breaker_reset_seconds,
+            misses_in_a_row=settings.breaker_misses_in_a_row,
+        ),
+        tracer_provider,
+    )
     worker = None
-    if settings.retrieval_address:
-        search = RetrievalClient(
-            settings.retrieval_address,
-            settings.retrieval_secret,
-            settings.recall_timeout_seconds,
-            CircuitBreaker(
-                min_calls=settings.breaker_min_calls,
-                failure_rate=settings.breaker_failure_rate,
-                window_seconds=settings.breaker_window_seconds,
-                reset_seconds=settings.breaker_reset_seconds,
-                misses_in_a_row=settings.breaker_misses_in_a_row,
-            ),
-            tracer_provider,
+    if settings.outbox_worker:
+        worker = OutboxWorker(
+            units.outbox_store(), units, client, poll_seconds=settings.outbox_poll_seconds
         )
-        if settings.outbox_worker:
-            worker = OutboxWorker(
-                units.outbox_store(), units, search, poll_seconds=settings.outbox_poll_seconds
-            )
-            search.on_serving(worker.wake)
-    watch = None
-    if search is not None:
-        watch = IndexWatch(
-            search,
-            units,
-            settings.index_check_seconds,
-            on_queued=worker.wake if worker is not None else lambda: None,
-        )
+        client.on_serving(worker.wake)
+    watch = IndexWatch(
+        client,
+        units,
+        settings.index_check_seconds,
+        on_queued=worker.wake if worker is not None else lambda: None,
+    )
+    return SearchParts(client, worker, watch)
+
+
+@dataclass(frozen=True)
+class RequestPath:
+    """What the app entries run through: the transactions (units of work, request ids, the
+    outbox worker woken after a commit), the usage recorder (None when usage tracking is off)
+    and recall, shared by RecallMemories and BuildContext."""
+
+    transactions: Transactions
+    usage: UsageRecorder | None
+    recaller: Recaller
+
+
+def wire_request_path(
+    settings: Settings, units: SqlUnitOfWorkFactory, search: SearchParts, policy: AccessPolicy
+) -> RequestPath:
     transactions = Transactions(
         units,
         timedelta(hours=settings.idempotency_ttl_hours),
-        worker.work_queued if worker is not None else lambda: None,
+        search.worker.work_queued if search.worker is not None else lambda: None,
     )
     usage = (
         UsageRecorder(units.usage_store(), settings.usage_flush_seconds)
@@ -208,102 +271,167 @@ def build_server(
     recaller = Recaller(
         transactions,
         RecallUseCases(policy),
-        search,
+        search.client,
         ReplyMargin(settings.recall_margin_seconds),
-        watch,
+        search.watch,
         usage,
     )
+    return RequestPath(transactions, usage, recaller)
+
+
+@dataclass(frozen=True)
+class UseCases:
+    """The domain's use cases, each built once and shared by every app entry that runs it."""
+
+    secrets: SecretDetector
+    memories: MemoryUseCases
+    overrides: OverrideUseCases
+    tasks: TaskUseCases
+    imports: ImportUseCases
+    review: ReviewUseCases
+    transcript: TranscriptUseCases
+    access: AccessUseCases
+    proposals: ProposalUseCases
+
+
+def wire_use_cases(settings: Settings, policy: AccessPolicy) -> UseCases:
     secrets = SecretDetector(DetectSecretsScanner())  # one secret rule for every write path
     grounding.use_thesaurus(open_thesaurus())  # paraphrases through the Moby thesaurus
-    memory_use_cases = MemoryUseCases(
+    memories = MemoryUseCases(
         policy,
         retention=RetentionPolicy(settings.backup_retention_days, settings.marker_retention_days),
         secrets=secrets,
     )
     overrides = OverrideUseCases(policy, secrets)
-    tasks = TaskUseCases(secrets, timedelta(days=settings.task_history_days))
-    imports = ImportUseCases(memory_use_cases, secrets)
-    import_runner = ImportRunner(
-        units.import_queue(),
-        units,
-        imports,
-        settings.import_poll_seconds,
-        settings.import_lease_seconds,
-        worker.work_queued if worker is not None else lambda: None,
+    return UseCases(
+        secrets=secrets,
+        memories=memories,
+        overrides=overrides,
+        tasks=TaskUseCases(secrets, timedelta(days=settings.task_history_days)),
+        imports=ImportUseCases(memories, secrets),
+        review=ReviewUseCases(policy, memories),
+        transcript=TranscriptUseCases(),
+        access=AccessUseCases(policy),
+        proposals=ProposalUseCases(
+            policy, memories, overrides, settings.apply_user_corrections, secrets=secrets
+        ),
     )
-    review = ReviewUseCases(policy, memory_use_cases)
-    transcript = TranscriptUseCases()
-    access = AccessUseCases(policy)
-    proposals = ProposalUseCases(
-        policy, memory_use_cases, overrides, settings.apply_user_corrections, secrets=secrets
-    )
-    servicers = Servicers(
+
+
+def wire_servicers(
+    authenticator: TokenAuthenticator,
+    policy: AccessPolicy,
+    path: RequestPath,
+    cases: UseCases,
+    search: SearchParts,
+    import_runner: ImportRunner,
+    settings: Settings,
+) -> Servicers:
+    """One servicer per gRPC service, each over the app entries of its calls."""
+    transactions = path.transactions
+    return Servicers(
         memory=MemoryServicer(
             authenticator,
-            MemoryCommands(transactions, memory_use_cases, searching=search is not None),
-            MemoryQueries(transactions, memory_use_cases),
-            RecallMemories(recaller),
-            ReviewCommands(transactions, DocumentUseCases(secrets), review),
-            ReviewQueries(transactions, review),
+            MemoryCommands(transactions, cases.memories, searching=search.client is not None),
+            MemoryQueries(transactions, cases.memories),
+            RecallMemories(path.recaller),
+            ReviewCommands(transactions, DocumentUseCases(cases.secrets), cases.review),
+            ReviewQueries(transactions, cases.review),
         ),
         transcript=TranscriptServicer(
             authenticator,
-            TranscriptCommands(transactions, transcript),
-            TranscriptQueries(transactions, transcript),
+            TranscriptCommands(transactions, cases.transcript),
+            TranscriptQueries(transactions, cases.transcript),
         ),
         access=AccessServicer(
-            authenticator, AccessCommands(transactions, access), AccessQueries(transactions, access)
+            authenticator,
+            AccessCommands(transactions, cases.access),
+            AccessQueries(transactions, cases.access),
         ),
         context=ContextServicer(
             authenticator,
-            BuildContext(transactions, ContextBuilder(policy, overrides, tasks), recaller, usage),
-            ContextCommands(transactions, proposals, overrides),
-            OverrideQueries(transactions, overrides),
+            BuildContext(
+                transactions,
+                ContextBuilder(policy, cases.overrides, cases.tasks),
+                path.recaller,
+                path.usage,
+            ),
+            ContextCommands(transactions, cases.proposals, cases.overrides),
+            OverrideQueries(transactions, cases.overrides),
         ),
         imports=ImportServicer(
             authenticator,
-            SubmitImport(transactions, imports, import_runner, release_freed_memory),
-            ImportCommands(transactions, imports, settings.backup_retention_days),
-            ImportQueries(transactions, imports),
+            SubmitImport(transactions, cases.imports, import_runner, release_freed_memory),
+            ImportCommands(transactions, cases.imports, settings.backup_retention_days),
+            ImportQueries(transactions, cases.imports),
         ),
         tasks=TaskServicer(
-            authenticator, TaskCommands(transactions, tasks), TaskQueries(transactions, tasks)
+            authenticator,
+            TaskCommands(transactions, cases.tasks),
+            TaskQueries(transactions, cases.tasks),
         ),
     )
+
+
+@dataclass(frozen=True)
+class Workers:
+    """The background work built before the server starts: the import runner (which SubmitImport
+    also hands batches to), the usage recorder (None when off) and how long ended tasks stay."""
+
+    import_runner: ImportRunner
+    usage: UsageRecorder | None
+    task_history: timedelta
+
+
+def start_serving(
+    settings: Settings,
+    tracer_provider: TracerProvider | None,
+    storage: Storage,
+    servicers: Servicers,
+    search: SearchParts,
+    workers: Workers,
+) -> RunningServer:
+    """Listens and serves, then starts the background work; `RunningServer.stop` stops it all.
+    The heap is settled just before serving, when everything start-up allocates exists."""
     server, health_servicer = grpc_server(servicers, settings.max_workers, tracer_provider)
     port = listen(server, settings.listen)
     settle_heap()
     server.start()
-    if search is not None:
-        search.start()
+    if search.client is not None:
+        search.client.start()
     database_watch = DatabaseWatch(
-        units.reachable, health_servicer, ("", *SERVICE_NAMES), settings.database_probe_seconds
+        storage.units.reachable,
+        health_servicer,
+        ("", *SERVICE_NAMES),
+        settings.database_probe_seconds,
     )
     database_watch.start()
-    if worker is not None:
-        worker.start()
+    if search.worker is not None:
+        search.worker.start()
     if settings.import_worker:
-        import_runner.start()
-    if usage is not None:
-        usage.start()
+        workers.import_runner.start()
+    if workers.usage is not None:
+        workers.usage.start()
     task_purge = TaskHistoryPurge(
-        units.purge_ended_tasks, tasks.history_retention, settings.task_purge_seconds
+        storage.units.purge_ended_tasks, workers.task_history, settings.task_purge_seconds
     )
     task_purge.start()
-    checkpointer = WalCheckpointer(engine) if WalCheckpointer.wanted(engine) else None
+    checkpointer = (
+        WalCheckpointer(storage.engine) if WalCheckpointer.wanted(storage.engine) else None
+    )
     if checkpointer is not None:
         checkpointer.start()
     return RunningServer(
         server,
         port,
         health_servicer,
-        engine,
-        search,
-        worker,
-        import_runner,
+        storage.engine,
+        search.client,
+        search.worker,
+        workers.import_runner,
         database_watch,
-        watch,
-        usage,
+        search.watch,
+        workers.usage,
         task_purge,
         checkpointer,
     )
