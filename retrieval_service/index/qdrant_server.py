@@ -8,7 +8,9 @@ older ones, silently. docs/qdrant.md lists each server feature used here and its
 
 from __future__ import annotations
 
+import logging
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,6 +33,8 @@ from retrieval_service.index import (
 )
 from retrieval_service.lexical import SparseTerms
 
+log = logging.getLogger(__name__)
+
 # The oldest server with every feature the adapter uses: conditional upserts (`update_filter`)
 # came last, in Qdrant 1.16.0.
 MIN_SERVER_VERSION = (1, 16, 0)
@@ -38,7 +42,22 @@ GRPC_PORT = 6334  # Qdrant's gRPC port when QDRANT_URL names none
 
 
 class QdrantUnusable(Exception):
-    """The Qdrant server is too old or did not say its version: the sidecar must not start."""
+    """The Qdrant server is too old, did not say its version or refused the first call that
+    needs the API key: the sidecar must not start."""
+
+
+def refusal(error: grpc.RpcError, url: str) -> QdrantUnusable:
+    """One line for a call Qdrant refused at start-up: a wrong or missing key named as such."""
+    where = hide_password(url)
+    code = error.code() if isinstance(error, grpc.Call) else None
+    details = (error.details() if isinstance(error, grpc.Call) else str(error)) or ""
+    said = f"{code.name if code else 'error'}: {details}".strip().rstrip(":")
+    if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+        return QdrantUnusable(
+            f"Qdrant at {where} refused the sidecar's API key ({said}); QDRANT_API_KEY must be "
+            "the server's QDRANT__SERVICE__API_KEY"
+        )
+    return QdrantUnusable(f"Qdrant at {where} failed the sidecar's first calls ({said})")
 
 
 def parse_version(reported: str) -> tuple[int, int, int] | None:
@@ -130,31 +149,45 @@ class QdrantClientIndex:
         """Shards and replication apply when the collection is created (cluster mode). The API
         key authenticates every call; `https` (or an https URL) encrypts them. The server's
         version is checked first (`require_server_version`)."""
-        client = QdrantClient(
-            url=url,
-            # The URL's port is the gRPC port; the client would otherwise use 6334 whatever it says.
-            grpc_port=urlsplit(url).port or GRPC_PORT,
-            api_key=api_key or None,
-            https=https or url.startswith("https://"),
-            prefer_grpc=True,
-            timeout=10,
-            # Its own check asks the REST root on the gRPC port and only warns; ours refuses.
-            check_compatibility=False,
-        )
+        encrypted = https or url.startswith("https://")
+        if api_key and not encrypted:
+            log.warning(
+                "QDRANT_API_KEY goes to Qdrant unencrypted (QDRANT_HTTPS=0): keep Qdrant's port "
+                "inside a network only the sidecars reach, or give it TLS"
+            )
+        with warnings.catch_warnings():  # the client's own warning of it: two raw stderr lines
+            warnings.filterwarnings("ignore", "Api key is used with an insecure connection")
+            client = QdrantClient(
+                url=url,
+                # The URL's port is the gRPC port; the client would otherwise use 6334 whatever
+                # it says.
+                grpc_port=urlsplit(url).port or GRPC_PORT,
+                api_key=api_key or None,
+                https=encrypted,
+                prefer_grpc=True,
+                timeout=10,
+                # Its own check asks the REST root on the gRPC port and only warns; ours refuses.
+                check_compatibility=False,
+            )
+        # Qdrant answers HealthCheck without the API key: a wrong or missing key shows only at
+        # the next call, the collection's set-up, which is checked here with the version.
         try:
             require_server_version(client, url)
+            return cls(
+                client,
+                collection,
+                dimensions,
+                "qdrant-server",
+                shards,
+                replication_factor,
+                sparse_idf,
+            )
         except QdrantUnusable:
             client.close()
             raise
-        return cls(
-            client,
-            collection,
-            dimensions,
-            "qdrant-server",
-            shards,
-            replication_factor,
-            sparse_idf,
-        )
+        except grpc.RpcError as error:
+            client.close()
+            raise refusal(error, url) from None
 
     def upsert(self, points: Sequence[IndexPoint]) -> tuple[int, int]:
         stored = {

@@ -318,6 +318,31 @@ def test_the_sidecar_refuses_an_old_qdrant_in_one_line_without_its_secrets(
     assert fake.calls == ["/qdrant.Qdrant/HealthCheck"]
 
 
+@pytest.mark.parametrize("key", ["wrong", "missing"])
+def test_the_sidecar_refuses_a_qdrant_that_refuses_its_key_in_one_line(
+    key: str, tmp_path: Path
+) -> None:
+    """Qdrant answers HealthCheck (the version check) without the API key: the key is first
+    used by the next call, whose refusal is one line too, not a traceback."""
+    with fake_qdrant("1.18.2", refuse=grpc.StatusCode.UNAUTHENTICATED) as (url, fake):
+        planted = url.replace("http://", f"http://reader:{MARK}-pw@")
+        api_key = QDRANT_API_KEY if key == "wrong" else ""
+        env = {**PLANTED, "QDRANT_API_KEY": api_key, "QDRANT_URL": planted}
+        output = run("retrieval_service", "serve", retrieval_env(tmp_path, **env), tmp_path)
+    status, *lines, line = output.splitlines()
+    assert status == "exit 1", output
+    assert "Traceback" not in output
+    # Besides the refusal, only the logged warning that the key travels unencrypted.
+    assert all(" WARNING " in other and "unencrypted" in other for other in lines), output
+    assert len(lines) == (1 if key == "wrong" else 0), output
+    assert line.startswith("retrieval service: Qdrant at http://reader:***@127.0.0.1:"), line
+    assert (
+        "refused the sidecar's API key (UNAUTHENTICATED: Invalid api-key); QDRANT_API_KEY" in line
+    )
+    assert fake.calls[0] == "/qdrant.Qdrant/HealthCheck"
+    assert len(fake.calls) == 2, fake.calls  # the first call that needed the key, then nothing
+
+
 def test_the_sidecar_with_its_api_key_names_a_qdrant_that_does_not_answer(
     refused_port: int, tmp_path: Path
 ) -> None:

@@ -1,5 +1,7 @@
 """A Qdrant server that only says its version, over real gRPC on 127.0.0.1: enough to see the
-sidecar refuse an old server, and to see that it refused before asking anything else."""
+sidecar refuse an old server, and to see that it refused before asking anything else. With
+`refuse`, every other method answers that code, as a real Qdrant does to a wrong or missing API
+key (its HealthCheck needs none)."""
 
 from __future__ import annotations
 
@@ -28,21 +30,32 @@ class FakeQdrant(qdrant_pb2_grpc.QdrantServicer):  # type: ignore[misc]
 
 
 class _Recorder(grpc.GenericRpcHandler):  # type: ignore[misc]
-    def __init__(self, calls: list[str]) -> None:
+    def __init__(self, calls: list[str], refuse: grpc.StatusCode | None) -> None:
         self._calls = calls
+        self._refuse = refuse
 
-    def service(self, handler_call_details: Any) -> None:
+    def service(self, handler_call_details: Any) -> Any:
         self._calls.append(handler_call_details.method)
-        return None  # UNIMPLEMENTED
+        if self._refuse is None:
+            return None  # UNIMPLEMENTED
+        code = self._refuse
+
+        def refuse(request: bytes, context: grpc.ServicerContext) -> bytes:
+            context.abort(code, "Invalid api-key")
+            return b""
+
+        return grpc.unary_unary_rpc_method_handler(refuse)  # bytes in and out: no decoding
 
 
 @contextmanager
-def fake_qdrant(version: str) -> Iterator[tuple[str, FakeQdrant]]:
+def fake_qdrant(
+    version: str, refuse: grpc.StatusCode | None = None
+) -> Iterator[tuple[str, FakeQdrant]]:
     """Yields the server's URL (its gRPC port, as QDRANT_URL names it) and the fake."""
     fake = FakeQdrant(version)
     server = grpc.server(ThreadPoolExecutor(max_workers=2))
     qdrant_pb2_grpc.add_QdrantServicer_to_server(fake, server)
-    server.add_generic_rpc_handlers([_Recorder(fake.calls)])
+    server.add_generic_rpc_handlers([_Recorder(fake.calls, refuse)])
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:

@@ -84,14 +84,31 @@ def test_an_old_server_is_refused_in_one_line_before_anything_is_asked_of_it() -
 
 
 def test_a_new_enough_server_is_used() -> None:
-    """Past the check, the adapter goes on to its collection (which the fake does not have)."""
+    """Past the check, the adapter goes on to its collection (which the fake does not have):
+    a failure there is one line too."""
     with (
         fake_qdrant(dotted(MIN_SERVER_VERSION)) as (url, fake),
-        pytest.raises(grpc.RpcError, match="UNIMPLEMENTED"),
+        pytest.raises(QdrantUnusable, match=r"failed the sidecar's first calls \(UNIMPLEMENTED"),
     ):
         QdrantClientIndex.connect(url, "c", 8)
     assert fake.calls[0] == "/qdrant.Qdrant/HealthCheck"
     assert fake.calls[1].startswith("/qdrant.Collections/")
+
+
+@pytest.mark.parametrize(
+    "code", [grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED]
+)
+def test_a_key_qdrant_refuses_is_named_in_one_line(code: grpc.StatusCode) -> None:
+    """Qdrant's HealthCheck needs no key, so the version check passes a wrong one."""
+    with (
+        fake_qdrant(dotted(MIN_SERVER_VERSION), refuse=code) as (url, _fake),
+        pytest.raises(QdrantUnusable) as refused,
+    ):
+        QdrantClientIndex.connect(url, "c", 8, api_key="wrong-key")
+    line = str(refused.value)
+    assert "\n" not in line
+    assert f"refused the sidecar's API key ({code.name}: Invalid api-key)" in line
+    assert "QDRANT__SERVICE__API_KEY" in line
 
 
 def test_a_server_that_does_not_answer_is_refused_in_one_line() -> None:
