@@ -43,6 +43,9 @@ onnx: $(INSTALLED)
 
 gen: $(GEN)/.stamp
 
+# Puts $(GEN) on the venv's import path (tests/integration/test_make_output.py points it elsewhere).
+GEN_PTH ?= $(shell $(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null)/crmmem_gen.pth
+
 # The google/* imports resolve against $(GOOGLE); their Python modules come from the installed package.
 $(GEN)/.stamp: $(INSTALLED) $(PROTOS) scripts/google_protos.py
 	rm -rf $(GEN) && mkdir -p $(GEN)
@@ -50,7 +53,7 @@ $(GEN)/.stamp: $(INSTALLED) $(PROTOS) scripts/google_protos.py
 	$(BIN)/python -m grpc_tools.protoc -Iprotos -I$(GOOGLE) --python_out=$(GEN) --grpc_python_out=$(GEN) \
 		--mypy_out=$(GEN) --mypy_grpc_out=$(GEN) $(PROTOS)
 	find $(GEN) -mindepth 1 -type d -exec touch {}/__init__.py \;
-	echo "$(abspath $(GEN))" > "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/crmmem_gen.pth"
+	echo "$(abspath $(GEN))" > "$(GEN_PTH)"
 	touch $@
 
 # buf breaking against AGAINST (default the previous commit): that commit's protos/ beside today's

@@ -42,4 +42,8 @@ def copy(destination: Path) -> list[Path]:
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         raise SystemExit("usage: python -m scripts.google_protos DESTINATION")
-    print(f"{len(copy(Path(sys.argv[1])))} google/api and google/rpc protos in {sys.argv[1]}")
+    # On stderr: `TOKEN=$(make -s token)` runs this first on a fresh checkout and keeps stdout.
+    print(
+        f"{len(copy(Path(sys.argv[1])))} google/api and google/rpc protos in {sys.argv[1]}",
+        file=sys.stderr,
+    )
