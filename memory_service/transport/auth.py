@@ -117,9 +117,16 @@ class TokenAuthenticator:
     def mint(
         self, tenant: str, user: str, roles: Sequence[str] = (), ttl_seconds: int = 86400
     ) -> str:
-        """Development tokens only; production tokens come from the identity provider."""
+        """Development tokens only; production tokens come from the identity provider. Only a
+        token `verify` accepts: ValueError, naming what it would refuse, for any other."""
         if not 0 < ttl_seconds <= self._max_lifetime:
             raise ValueError(f"ttl must be between 1 and {self._max_lifetime} seconds")
+        for what, value in (("tenant", tenant), ("user", user)):
+            if not SUBJECT_ID_PATTERN.fullmatch(value):
+                raise ValueError(
+                    f"the service refuses the {what} id {value!r}: ids are 1 to 128 of "
+                    "A-Z a-z 0-9 . _ @ : -"
+                )
         now = int(time.time())
         claims = {
             "iss": self._issuer,
@@ -130,4 +137,9 @@ class TokenAuthenticator:
             "iat": now,
             "exp": now + ttl_seconds,
         }
-        return jwt.encode(claims, self._secret, algorithm=ALGORITHM)
+        token = jwt.encode(claims, self._secret, algorithm=ALGORITHM)
+        try:
+            self._decode(token)  # the service's own checks, whatever else they come to cover
+        except Unauthenticated as error:
+            raise ValueError(f"the service would refuse this token: {error}") from None
+        return token

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import jwt
@@ -48,3 +49,26 @@ def test_make_s_token_prints_only_the_token_on_a_fresh_checkout(tmp_path: Path) 
     assert result.stdout == token + "\n"
     claims = jwt.decode(token, options={"verify_signature": False})
     assert (claims["tenant"], claims["sub"]) == ("acme", "mara")
+
+
+def test_the_token_command_refuses_an_id_the_service_would_refuse_in_one_line(
+    tmp_path: Path,
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "memory_service", "token", "--tenant", "acme", "--user", "bad user"],
+        cwd=tmp_path,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")},
+            "MEMORY_DEV_MODE": "1",
+            "MEMORY_DATA_DIR": str(tmp_path / "data"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "token: the service refuses the user id 'bad user': ids are 1 to 128 of "
+        "A-Z a-z 0-9 . _ @ : -"
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import jwt
@@ -69,6 +70,20 @@ def test_lifetime_is_bounded_by_the_configured_maximum() -> None:
         short.verify(token(iat=now, exp=now + 601))
     with pytest.raises(ValueError, match="ttl"):
         short.mint("acme", "mara", ttl_seconds=601)
+
+
+@pytest.mark.parametrize(
+    ("tenant", "user", "refused"),
+    [
+        ("acme", "bad user", "user id 'bad user'"),
+        ("ac/me", "mara", "tenant id 'ac/me'"),
+        ("acme", "", "user id ''"),
+        ("acme", "m" * 129, "user id 'mmm"),
+    ],
+)
+def test_mint_refuses_what_the_service_would_refuse(tenant: str, user: str, refused: str) -> None:
+    with pytest.raises(ValueError, match=f"the service refuses the {re.escape(refused)}"):
+        AUTH.mint(tenant, user)
 
 
 @pytest.mark.parametrize("tenant", ["acme\n", "acme\r\n", " acme", ""])
