@@ -1,9 +1,10 @@
 """docs/deployment.md's commands, checked in the order a reader runs them, as far as this machine
 can without a container engine or a cluster: the images its `docker build`s tag are the ones the
 overlays deploy; each `docker run` publishes a port its image exposes and listens on at 0.0.0.0,
-mounts volumes where the image's user may write, passes variables the code reads and calls
-containers it started on the network it made; every `kubectl` command names an overlay that
-renders or a namespace that exists by then, and the Secrets it creates (run with
+mounts volumes where the image's user may write, passes variables the code reads (secrets from
+the shell, never expanded onto docker's command line), calls containers it started on the network
+it made and waits for PostgreSQL before the memory service uses it; every `kubectl` command names
+an overlay that renders or a namespace that exists by then, and the Secrets it creates (run with
 `--dry-run=client`) are exactly the ones the overlay applied after them refers to."""
 
 from __future__ import annotations
@@ -171,7 +172,8 @@ class Reader:
         self.built: dict[str, str] = {}  # image reference -> Dockerfile stage
         self.networks: set[str] = set()
         self.volumes: set[str] = set()
-        self.exported: set[str] = set()
+        self.exported: dict[str, str] = {}  # name -> the value as written (unexpanded)
+        self.ready: set[str] = set()  # database containers waited for since they started
         self.running: dict[str, Container] = {}
         self.started: set[str] = set()  # every image a `docker run` ran
         self.namespaces: set[str] = set()
@@ -181,7 +183,9 @@ class Reader:
     def read(self, command: str) -> None:
         words = shlex.split(command, comments=True)
         if words[:1] == ["export"]:
-            self.exported |= {word.split("=", 1)[0] for word in words[1:]}
+            self.exported |= dict(word.partition("=")[::2] for word in words[1:])
+        elif words[:1] == ["until"]:
+            self.wait(command)
         elif words[:2] == ["docker", "build"]:
             self.docker_build(words[2:])
         elif words[:3] == ["docker", "network", "create"]:
@@ -198,6 +202,24 @@ class Reader:
         elif words[:1] == ["kubectl"]:
             self.kubectl(command, words[1:])
 
+    def wait(self, command: str) -> None:
+        """`until docker exec NAME pg_isready … -h 127.0.0.1 …; do sleep N; done`: over TCP, as
+        the memory service connects (the image's first-start server takes no TCP connections)."""
+        match = re.fullmatch(
+            r"until (docker exec (\S+) pg_isready [^;]*); do sleep \d+; done", command
+        )
+        assert match, f"a wait this test does not check: {command}"
+        words = shlex.split(match[1])
+        name = match[2]
+        assert self.running[name].image.startswith("postgres:"), f"{command}: not PostgreSQL"
+        assert words[words.index("-h") + 1] == "127.0.0.1", f"{command}: not over TCP"
+        assert words[words.index("-U") + 1] == self.running[name].env["POSTGRES_USER"]
+        self.ready.add(name)
+
+    def value(self, given: str) -> str:
+        """What a container gets for `given`: `$NAME` (`-e NAME`) is NAME's exported value."""
+        return self.exported[given[1:]] if given.startswith("$") else given
+
     def docker_build(self, args: list[str]) -> None:
         target, tag = args[args.index("--target") + 1], args[args.index("-t") + 1]
         assert target in self.stages, f"no stage {target} in the Dockerfile"
@@ -212,6 +234,8 @@ class Reader:
             if flag in ("-d", "--rm"):
                 continue
             assert flag in ("--name", "--network", "-p", "-e", "-v"), f"unchecked option {flag}"
+            if flag == "-e":  # a secret expanded into docker's arguments is on its command line
+                assert "$" not in args[0], f"-e {args[0]}: export it and pass -e NAME instead"
             options.setdefault(flag, []).append(args.pop(0))
         image = args[0]
         [name], [network] = options["--name"], options["--network"]
@@ -229,6 +253,7 @@ class Reader:
             assert image in third_party_images(), f"{name}: {image} is not the pinned image"
             assert "-p" not in options, f"{name}: only the memory service is published"
             self.running[name] = Container(image, network, given)
+            self.ready.discard(name)
             self.started.add(image)
             return
         stage_name = self.built[image]
@@ -254,7 +279,7 @@ class Reader:
             assert "MEMORY_JWT_SECRET" in given
             self.check_peer(name, network, given["MEMORY_RETRIEVAL_ADDRESS"], "retrieval-sidecar")
             if "MEMORY_DATABASE_URL" in given:
-                url = urlsplit(given["MEMORY_DATABASE_URL"])
+                url = urlsplit(self.value(given["MEMORY_DATABASE_URL"]))
                 peer = self.running[str(url.hostname)]
                 assert peer.image.startswith("postgres:")
                 assert peer.network == network
@@ -262,6 +287,9 @@ class Reader:
                     peer.env["POSTGRES_USER"],
                     "/" + peer.env["POSTGRES_DB"],
                 )
+                # The same shell variable the database got its password from.
+                assert str(url.password).strip("${}") == peer.env["POSTGRES_PASSWORD"].lstrip("$")
+                assert url.hostname in self.ready, f"{name} starts before {url.hostname} is ready"
         if "QDRANT_URL" in given:
             url = urlsplit(given["QDRANT_URL"])
             peer = self.running[str(url.hostname)]
@@ -269,7 +297,7 @@ class Reader:
             assert peer.network == network
             qdrant = find(render("dev"), "Service", "qdrant")["spec"]["ports"]
             assert url.port == next(p["port"] for p in qdrant if p["name"] == "grpc")
-            assert peer.env["QDRANT__SERVICE__API_KEY"] == "$" + "QDRANT_API_KEY"
+            assert self.value(peer.env["QDRANT__SERVICE__API_KEY"]) == "$" + "QDRANT_API_KEY"
             assert given["QDRANT_API_KEY"] == "$QDRANT_API_KEY"
         self.running[name] = Container(image, network, env)
         self.started.add(image)
