@@ -54,10 +54,8 @@ from memory_service.domain.services import (
 from memory_service.domain.tasks import TaskUseCases
 from memory_service.storage import migrate
 from memory_service.storage.checkpoint import WalCheckpointer
-from memory_service.storage.repositories import (
-    purge_deletion_markers,
-    purge_idempotency_keys,
-)
+from memory_service.storage.idempotency import purge_idempotency_keys
+from memory_service.storage.memories import purge_deletion_markers
 from memory_service.storage.unit_of_work import (
     SqlUnitOfWorkFactory,
     create_database_engine,

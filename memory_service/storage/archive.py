@@ -10,7 +10,9 @@ from sqlalchemy import func
 
 from memory_service.domain.model import Customer, ImportBatch, Memory, Message
 from memory_service.domain.ports import chunks
+from memory_service.storage.access import customer_of
 from memory_service.storage.imports import _batch
+from memory_service.storage.memories import SqlMemoryRepository
 from memory_service.storage.models import (
     ConversationRow,
     CustomerRow,
@@ -20,14 +22,9 @@ from memory_service.storage.models import (
     MessageRow,
     RevisionRow,
 )
-from memory_service.storage.repositories import (
-    IN_CLAUSE_CHUNK,
-    SqlMemoryRepository,
-    SqlTranscriptRepository,
-    _customer,
-    _message,
-)
+from memory_service.storage.rows import IN_CLAUSE_CHUNK
 from memory_service.storage.scoped import TenantScoped
+from memory_service.storage.transcripts import SqlTranscriptRepository, message_of
 
 # The tables whose primary key is an id alone: a restored id must be free in the whole store.
 ID_TABLES: dict[str, Any] = {
@@ -56,7 +53,7 @@ class SqlArchiveRepository(TenantScoped):
         found: dict[str, Message] = {}
         for part in chunks(sorted(set(ids)), IN_CLAUSE_CHUNK):
             rows = self._session.execute(self._select(MessageRow).where(MessageRow.id.in_(part)))
-            found.update((row.id, _message(row)) for row in rows)
+            found.update((row.id, message_of(row)) for row in rows)
         return found
 
     def customers_after(self, after_id: str, since: datetime | None, limit: int) -> list[Customer]:
@@ -64,7 +61,7 @@ class SqlArchiveRepository(TenantScoped):
         if since is not None:
             statement = statement.where(CustomerRow.create_time >= since)
         rows = self._session.execute(statement.order_by(CustomerRow.customer_id).limit(limit))
-        return [_customer(row) for row in rows]
+        return [customer_of(row) for row in rows]
 
     def batches_after(
         self, user_id: str | None, after_id: str, since: datetime | None, limit: int

@@ -23,7 +23,7 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.ports import chunks
 from memory_service.storage.models import ImportBatchRow, ImportItemRow
-from memory_service.storage.repositories import IN_CLAUSE_CHUNK
+from memory_service.storage.rows import IN_CLAUSE_CHUNK
 from memory_service.storage.scoped import AllTenants, TenantScoped
 
 MAX_STORED_ARCHIVE = 64 * 1024 * 1024  # inflating never yields more than any accepted archive

@@ -18,6 +18,8 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.ports import Visibility
 from memory_service.storage.imports import _item
+from memory_service.storage.memories import SqlMemoryRepository
+from memory_service.storage.memory_rows import visible
 from memory_service.storage.models import (
     DocumentRow,
     ImportItemRow,
@@ -25,7 +27,6 @@ from memory_service.storage.models import (
     MemoryUsageRow,
     RevisionRow,
 )
-from memory_service.storage.repositories import SqlMemoryRepository, _visible
 from memory_service.storage.scoped import TenantScoped
 
 
@@ -87,7 +88,7 @@ class SqlReviewRepository(SqlMemoryRepository):
     def sharing_keys(self, visibility: Visibility, limit: int) -> list[Memory]:
         shared = (
             self._select(MemoryRow, MemoryRow.key, MemoryRow.key_context)
-            .where(MemoryRow.live.is_(True), _visible(visibility))
+            .where(MemoryRow.live.is_(True), visible(visibility))
             .group_by(MemoryRow.key, MemoryRow.key_context)
             .having(func.count(func.distinct(MemoryRow.scope_type + ":" + MemoryRow.scope_id)) > 1)
             .subquery()
@@ -97,7 +98,7 @@ class SqlReviewRepository(SqlMemoryRepository):
             self._session.execute(
                 self._select(MemoryRow)
                 .join(shared, joined)
-                .where(MemoryRow.live.is_(True), _visible(visibility))
+                .where(MemoryRow.live.is_(True), visible(visibility))
                 .order_by(MemoryRow.id)
                 .limit(limit)
             )
@@ -116,7 +117,7 @@ class SqlReviewRepository(SqlMemoryRepository):
             .outerjoin(MemoryUsageRow, used)
             .where(
                 MemoryRow.live.is_(True),
-                _visible(visibility),
+                visible(visibility),
                 func.coalesce(MemoryUsageRow.last_used_time, MemoryRow.create_time) < cutoff,
             )
         )
@@ -138,7 +139,7 @@ class SqlReviewRepository(SqlMemoryRepository):
 
     def _live(self, visibility: Visibility, after_id: str, limit: int, *where: Any) -> list[Memory]:
         statement = self._select(MemoryRow).where(
-            MemoryRow.live.is_(True), _visible(visibility), *where
+            MemoryRow.live.is_(True), visible(visibility), *where
         )
         if after_id:
             statement = statement.where(MemoryRow.id > after_id)

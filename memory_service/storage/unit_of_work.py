@@ -21,18 +21,13 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 
 from memory_service.domain.errors import DatabaseUnavailable, OutcomeUnknown, WriteConflict
+from memory_service.storage.access import SqlCustomerRepository, SqlGrantRepository
 from memory_service.storage.archive import SqlArchiveRepository
+from memory_service.storage.idempotency import SqlIdempotencyRepository
 from memory_service.storage.imports import SqlImportQueue, SqlImportRepository
-from memory_service.storage.repositories import (
-    SqlCustomerRepository,
-    SqlGrantRepository,
-    SqlIdempotencyRepository,
-    SqlMemoryRepository,
-    SqlOutboxRepository,
-    SqlOutboxStore,
-    SqlOverrideRepository,
-    SqlTranscriptRepository,
-)
+from memory_service.storage.memories import SqlMemoryRepository
+from memory_service.storage.outbox import SqlOutboxRepository, SqlOutboxStore
+from memory_service.storage.overrides import SqlOverrideRepository
 from memory_service.storage.review import SqlDocumentRepository, SqlReviewRepository
 from memory_service.storage.scoped import (
     EVERY_TENANT,
@@ -42,6 +37,7 @@ from memory_service.storage.scoped import (
     guard_tenant_scope,
 )
 from memory_service.storage.tasks import SqlTaskRepository, purge_ended_tasks
+from memory_service.storage.transcripts import SqlTranscriptRepository
 from memory_service.storage.usage import SqlUsageRepository, SqlUsageStore
 
 READ_ONLY = "crmmem_read_only"

@@ -10,7 +10,7 @@ from sqlalchemy import case
 
 from memory_service.domain.ports import chunks
 from memory_service.storage.models import MemoryUsageRow
-from memory_service.storage.repositories import IN_CLAUSE_CHUNK
+from memory_service.storage.rows import IN_CLAUSE_CHUNK
 from memory_service.storage.scoped import AllTenants, TenantScoped
 
 

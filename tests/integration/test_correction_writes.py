@@ -40,7 +40,7 @@ from memory_service.domain.services import (
     RevisionDraft,
     TranscriptUseCases,
 )
-from memory_service.storage.repositories import purge_idempotency_keys
+from memory_service.storage.idempotency import purge_idempotency_keys
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 from memory_service.transport import convert
 from memory_service.transport.idempotency import request_key

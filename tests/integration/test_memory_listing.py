@@ -31,8 +31,8 @@ from memory_service.domain.model import (
     utcnow,
 )
 from memory_service.domain.ports import MemoryQuery, Visibility
+from memory_service.storage.memory_listing import SUBJECT_RANGES_MAX_CUSTOMERS
 from memory_service.storage.migrate import upgrade
-from memory_service.storage.repositories import SUBJECT_RANGES_MAX_CUSTOMERS
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from tests.support import records
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from memory_service.domain.model import Scope, ScopeType
-from memory_service.storage import repositories
+from memory_service.storage import rows
 
 
 def test_a_scope_read_twice_is_one_value_and_the_table_stays_bounded() -> None:
-    first = repositories._scope("CUSTOMER", "globex")
+    first = rows.scope_of("CUSTOMER", "globex")
     assert first == Scope(ScopeType.CUSTOMER, "globex")
-    assert repositories._scope("CUSTOMER", "globex") is first
-    assert repositories._scope("USER", "globex") == Scope(ScopeType.USER, "globex")
-    for n in range(repositories._MAX_SCOPES + 5):
-        repositories._scope("USER", f"u{n}")
-    assert len(repositories._scopes) <= repositories._MAX_SCOPES
-    assert repositories._scope("CUSTOMER", "globex") == first
+    assert rows.scope_of("CUSTOMER", "globex") is first
+    assert rows.scope_of("USER", "globex") == Scope(ScopeType.USER, "globex")
+    for n in range(rows._MAX_SCOPES + 5):
+        rows.scope_of("USER", f"u{n}")
+    assert len(rows._scopes) <= rows._MAX_SCOPES
+    assert rows.scope_of("CUSTOMER", "globex") == first
