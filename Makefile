@@ -77,8 +77,13 @@ $(DESCRIPTORS): $(GEN)/.stamp buf.yaml
 
 # Go, Java and Node.js client code in build/stubs (buf.gen.yaml: plugins installed here, from
 # Debian's packages (scripts/install-stub-plugins.sh) and clients/node's devDependencies).
+# Generated files only are replaced: the go.mod and go.sum docs/clients.md has you create in
+# build/stubs/go stay. STUBS_OUT: another folder to write build/stubs under (the tests').
+STUBS_OUT ?= .
+STUBS_GENERATED := -name '*.pb.go' -o -name '*.java' -o -name '*_pb.js' -o -name '*_pb.d.ts'
 stubs: gen node
-	$(BIN)/buf generate
+	if [ -d $(STUBS_OUT)/build/stubs ]; then find $(STUBS_OUT)/build/stubs -type f \( $(STUBS_GENERATED) \) -delete; fi
+	$(BIN)/buf generate -o $(STUBS_OUT)
 
 lint: gen
 	$(BIN)/buf lint

@@ -243,3 +243,51 @@ console.log(JSON.stringify({ service: v1.MemoryService.typeName, name: back.name
         "service": "crmmem.memory.v1.MemoryService",
         "name": "memories/abc",
     }
+
+
+def make_stubs(out: Path, work: Path) -> None:
+    """`make stubs` as docs/clients.md runs it, writing build/stubs under `out` (the stubs of
+    `make gen` regenerated into `work`, so the shared checkout and venv are left as they are)."""
+    installed = work / ".installed"
+    installed.touch()
+    subprocess.run(
+        [
+            "make",
+            "-s",
+            "stubs",
+            f"STUBS_OUT={out}",
+            f"GEN={work / 'gen'}",
+            f"GOOGLE={work / 'protos'}",
+            f"GEN_PTH={work / 'crmmem_gen.pth'}",
+            f"INSTALLED={installed}",
+        ],
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MAKE")},
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+
+
+def test_make_stubs_again_keeps_the_go_module_the_docs_have_you_create(tmp_path: Path) -> None:
+    """docs/clients.md: `make stubs`, then `go mod init` and `go mod tidy` in build/stubs/go. The
+    next `make stubs` replaces the generated files (a stale one goes) and keeps go.mod and
+    go.sum (buf's `clean` deleted the folder whole)."""
+    require_generators()
+    assert "go mod init crmmem.dev/api/go" in CLIENTS_DOC.read_text()
+    out, work = tmp_path / "out", tmp_path / "work"
+    work.mkdir()
+    make_stubs(out, work)
+    go = out / "build" / "stubs" / "go"
+    written = {"go.mod": "module crmmem.dev/api/go\n\ngo 1.22\n", "go.sum": "", "notes.txt": "x"}
+    for name, text in written.items():
+        (go / name).write_text(text)
+    package = go / "crmmem" / "memory" / "v1"
+    stale = package / "renamed_service.pb.go"  # from a proto since renamed
+    stale.write_text("package memoryv1\n")
+    make_stubs(out, work)
+    assert {name: (go / name).read_text() for name in written} == written
+    assert not stale.exists()
+    assert (package / "memory_service.pb.go").exists()
+    assert list((out / "build" / "stubs" / "java").rglob("*Grpc.java"))
+    assert list((out / "build" / "stubs" / "node").rglob("*_pb.js"))
