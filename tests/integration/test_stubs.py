@@ -291,3 +291,33 @@ def test_make_stubs_again_keeps_the_go_module_the_docs_have_you_create(tmp_path:
     assert (package / "memory_service.pb.go").exists()
     assert list((out / "build" / "stubs" / "java").rglob("*Grpc.java"))
     assert list((out / "build" / "stubs" / "node").rglob("*_pb.js"))
+
+
+def test_the_java_runtime_note_names_the_generators_installed_here(stubs: Path) -> None:
+    """docs/clients.md pins the Java runtimes from the generators' versions: they must be the
+    ones `make stubs` runs here, and the annotation the note is about must be in the output."""
+    section = " ".join(
+        CLIENTS_DOC.read_text().split("### Java", 1)[1].split("\n### ", 1)[0].split()
+    )
+    protoc = subprocess.run(["protoc", "--version"], capture_output=True, text=True, check=True)
+    version = protoc.stdout.split()[-1]  # libprotoc 3.21.12
+    assert f"`protobuf-compiler`, {version};" in section
+    assert f"protobuf-java` {version} or a later {version.split('.')[0]}.x" in section
+    package = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Version}", "protobuf-compiler-grpc-java-plugin"],
+        capture_output=True,
+        text=True,
+    )
+    if package.returncode == 0:  # the plugin does not print its version; Debian's package does
+        plugin = package.stdout.split("+")[0]
+        assert f"(Debian's {plugin})" in section
+        assert f"`grpc-netty-shaded`, {plugin} or later" in section
+    grpc_java = stubs / "java" / "dev" / "crmmem" / "memory" / "v1" / "MemoryServiceGrpc.java"
+    assert "@javax.annotation.Generated(" in grpc_java.read_text()
+
+
+def test_the_node_stubs_are_messages_and_service_descriptors_as_the_docs_say(stubs: Path) -> None:
+    code = (stubs / "node" / "crmmem" / "memory" / "v1" / "memory_service_pb.js").read_text()
+    assert "exports.MemoryService = MemoryService;" in code
+    assert "serviceDesc(" in code
+    assert "grpc" not in code.lower()  # no client: calls go through @grpc/grpc-js (section 1)
