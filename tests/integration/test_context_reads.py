@@ -31,7 +31,8 @@ def test_a_context_is_five_reads_and_decides_every_edge_case(
     admin = world.who("root", admin=True)
     said = world.say(mara, "I prefer mornings")
     kept, _ = world.create(mara, said, "mornings", key="meeting_time")
-    world.correct(mara, kept, world.say(mara, "no, evenings", when=at(1)), "evenings", now=at(1))
+    unsure = world.say(mara, "hmm, not sure yet", when=at(1))  # says nothing of evenings
+    world.correct(mara, kept, unsure, "evenings", now=at(1))
     later, _ = world.create(
         mara, world.say(mara, "from next week: tea"), "tea", key="drink", valid_from=at(100)
     )
@@ -65,7 +66,8 @@ def test_a_context_is_five_reads_and_decides_every_edge_case(
     applied = {item.memory.id: item.revision.value for item in context.memories}
     assert applied == {kept.id: "mornings", paid.id: "card", org.id: "nine"}
     excluded = dict(context.excluded)
-    # a correction by the user's word waits for review: a candidate beside the value in force
+    # a correction its evidence does not say waits for review: a candidate beside the value
+    # in force
     assert excluded[f"memories/{kept.id}/revisions/2"] is ExclusionReason.CANDIDATE
     assert excluded[f"memories/{later.id}/revisions/1"] is ExclusionReason.NOT_YET_EFFECTIVE
     assert excluded["customer id initech"] is ExclusionReason.UNAUTHORIZED_CUSTOMER
