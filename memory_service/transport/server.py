@@ -39,6 +39,12 @@ MAX_RECEIVE_BYTES = MAX_ARCHIVE_BYTES + 64 * 1024
 REFLECTION_WORKERS = 4  # reflection's own threads (grpcurl, tooling): see grpc_server
 EXPORT_WORKERS = 4  # ExportMemories' own threads: see grpc_server
 
+# The health service name the container's liveness probe asks for (k8s/base): SERVING for as
+# long as the process runs and answers, whatever the database does. The other names, which the
+# readiness probe and balancers ask for, follow the database (`readiness.DatabaseWatch`): a
+# liveness probe on them restarted every replica during a database outage.
+LIVENESS_SERVICE = "liveness"
+
 SERVICE_NAMES = (
     service_pb.DESCRIPTOR.services_by_name["MemoryService"].full_name,
     imp_pb.DESCRIPTOR.services_by_name["ImportService"].full_name,
@@ -97,7 +103,7 @@ def grpc_server(
     task_grpc.add_TaskServiceServicer_to_server(servicers.tasks, services)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, services)
-    for name in ("", *SERVICE_NAMES):
+    for name in ("", *SERVICE_NAMES, LIVENESS_SERVICE):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     # Reflection needs no credentials and reads its requests as a stream, so each open call
     # holds a thread until the client ends it: its own few threads, never the handlers'.

@@ -18,6 +18,7 @@ from crmmem.memory.v1 import memory_service_pb2, transcript_service_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
+from memory_service.transport.server import LIVENESS_SERVICE
 from tests.conftest import memory_env
 from tests.e2e.helpers import (
     USER,
@@ -156,10 +157,10 @@ def texts_of(client: Client, conversation: str) -> list[str]:
             return texts
 
 
-def health_status(channel: grpc.Channel) -> str:
+def health_status(channel: grpc.Channel, service: str = "") -> str:
     try:
         reply = health_pb2_grpc.HealthStub(channel).Check(
-            health_pb2.HealthCheckRequest(), timeout=2
+            health_pb2.HealthCheckRequest(service=service), timeout=2
         )
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
     except grpc.RpcError as err:
@@ -215,6 +216,8 @@ def test_postgres_stopped_and_started_under_write_load(
         wait_for(health, "NOT_SERVING", timeout=5)
         time.sleep(2)
         assert health_status(health) == "NOT_SERVING"
+        # What the liveness probe asks: an outage must not restart the container.
+        assert health_status(health, LIVENESS_SERVICE) == "SERVING"
         cluster.start()
         events.append((time.monotonic(), "PostgreSQL started"))
         wait_for(health, "SERVING", timeout=10)

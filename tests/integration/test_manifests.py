@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from memory_service.config import Settings
+from memory_service.transport.server import LIVENESS_SERVICE, SERVICE_NAMES
 from retrieval_service.config import RetrievalSettings
 from scripts.settings_table import variables
 
@@ -118,6 +119,18 @@ def test_every_probed_port_is_bound_beyond_loopback(overlay: str) -> None:
                 assert int(port) == check["port"], f"{name}: {kind} probes another port"
                 assert not host.startswith(LOOPBACK), f"{name} listens on {host}: {kind} fails"
     assert probed >= 5  # the sidecar's three, the memory service's two
+
+
+@pytest.mark.parametrize("overlay", ["dev", "production"])
+def test_liveness_does_not_follow_the_database(overlay: str) -> None:
+    """The "" health service goes NOT_SERVING while the database does not answer: as the
+    liveness probe it restarted every memory container of a database outage past a minute.
+    Readiness follows the database; liveness asks for a name nothing but shutdown changes."""
+    docs = render(overlay)
+    [memory] = find(docs, "Deployment", "memory-service")["spec"]["template"]["spec"]["containers"]
+    assert memory["livenessProbe"]["grpc"]["service"] == LIVENESS_SERVICE
+    assert memory["readinessProbe"]["grpc"].get("service", "") == ""
+    assert LIVENESS_SERVICE not in ("", *SERVICE_NAMES)  # the names DatabaseWatch sets
 
 
 @pytest.mark.parametrize("overlay", ["dev", "production"])
