@@ -11,7 +11,7 @@ lands in a pod's or a Job's log.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from urllib.parse import quote, unquote
 
 HIDDEN = "***"
@@ -112,28 +112,19 @@ def shown_setting(name: str, value: str) -> str | None:
     return hide_password_pairs(value)
 
 
-# The OpenTelemetry SDK's own variables that may carry a credential: headers (`Authorization=…`,
-# `api-key=…`) and endpoints (`http://user:password@collector:4317`). The SDK quotes both in its
-# warnings ("Header format invalid! …", "exporting traces to user:password@host").
-OTEL_HEADER_VARIABLES = tuple(
-    f"OTEL_EXPORTER_OTLP{signal}_HEADERS" for signal in ("", "_TRACES", "_METRICS", "_LOGS")
-)
-OTEL_ENDPOINT_VARIABLES = tuple(
-    f"OTEL_EXPORTER_OTLP{signal}_ENDPOINT" for signal in ("", "_TRACES", "_METRICS", "_LOGS")
-)
 # A value shorter than this is not looked for in log lines: hiding every `1` or `acme` a line
 # holds would garble the logs and protect nothing worth the name.
 MIN_LOGGED_SECRET = 4
 
 
-def otel_secrets(environ: Mapping[str, str]) -> list[str]:
-    """The credentials in the OTEL_* variables of `environ`: each header variable as written,
-    each header (also one written `Name: value`, which the SDK refuses and quotes whole), its
-    value as written and decoded and that value's longer words (the token after `Bearer`); the
-    password and secret query parameters of each endpoint."""
+def otel_secrets(headers: Iterable[str], endpoints: Iterable[str]) -> list[str]:
+    """The credentials in the OpenTelemetry SDK's header and endpoint variables, which it quotes
+    in its warnings ("Header format invalid! …", "exporting traces to user:password@host"):
+    each header variable as written, each header (also one written `Name: value`, which the SDK
+    refuses and quotes whole), its value as written and decoded and that value's longer words
+    (the token after `Bearer`); the password and secret query parameters of each endpoint."""
     found: list[str] = []
-    for name in OTEL_HEADER_VARIABLES:
-        raw = environ.get(name, "").strip()
+    for raw in (value.strip() for value in headers):
         if not raw:
             continue
         found.append(raw)
@@ -142,11 +133,11 @@ def otel_secrets(environ: Mapping[str, str]) -> list[str]:
             separator = "=" if "=" in header else ":"
             value = header.partition(separator)[2].strip()
             found.append(header)
-            for written in {value, unquote(value)}:
+            for written in (value, unquote(value)):
                 found.append(written)
                 found += [word for word in written.split() if len(word) >= 8]
-    for name in OTEL_ENDPOINT_VARIABLES:
-        found += url_secrets(environ.get(name, "").strip())
+    for endpoint in endpoints:
+        found += url_secrets(endpoint.strip())
     return [value for value in found if len(value) >= MIN_LOGGED_SECRET]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 import traceback
@@ -49,6 +48,28 @@ class TelemetrySettings(EnvSettings):
     )
     """A collector for traces only (counts as an endpoint for the exporter defaults)."""
 
+    otel_exporter_otlp_metrics_endpoint: str = Field(
+        "", validation_alias="OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+    )
+    """A collector for metrics only (read by the SDK)."""
+
+    otel_exporter_otlp_headers: str = Field(
+        "", validation_alias="OTEL_EXPORTER_OTLP_HEADERS", repr=False
+    )
+    """`name=value` pairs (comma-separated, values URL-encoded) sent with every export, e.g. a
+    collector's `authorization`; read by the SDK, and here only to keep the values out of the
+    logs."""
+
+    otel_exporter_otlp_traces_headers: str = Field(
+        "", validation_alias="OTEL_EXPORTER_OTLP_TRACES_HEADERS", repr=False
+    )
+    """Headers for trace exports only (as `OTEL_EXPORTER_OTLP_HEADERS`)."""
+
+    otel_exporter_otlp_metrics_headers: str = Field(
+        "", validation_alias="OTEL_EXPORTER_OTLP_METRICS_HEADERS", repr=False
+    )
+    """Headers for metric exports only (as `OTEL_EXPORTER_OTLP_HEADERS`)."""
+
     otel_service_name: str = Field("", validation_alias="OTEL_SERVICE_NAME")
     """The `service.name` on spans; unset: `memory-service` or `retrieval-service`."""
 
@@ -67,6 +88,21 @@ class TelemetrySettings(EnvSettings):
         """Every secret the process holds (each process's settings add theirs), for
         `crmmem_runtime.redaction.redact` to clean a text of before it is printed or logged."""
         return []
+
+    def exporter_secrets(self) -> list[str]:
+        """The credentials in the OTLP exporters' headers and endpoints, which the SDK quotes."""
+        return otel_secrets(
+            (
+                self.otel_exporter_otlp_headers,
+                self.otel_exporter_otlp_traces_headers,
+                self.otel_exporter_otlp_metrics_headers,
+            ),
+            (
+                self.otel_exporter_otlp_endpoint,
+                self.otel_exporter_otlp_traces_endpoint,
+                self.otel_exporter_otlp_metrics_endpoint,
+            ),
+        )
 
     def trace_exporters(self) -> list[str]:
         return _parts(self.otel_traces_exporter) or ["otlp" if self._has_endpoint() else "none"]
@@ -109,7 +145,7 @@ def configure_logging(settings: TelemetrySettings) -> None:
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     # Every line, whichever library logged it, is cleaned of the process's secrets first.
-    handler.addFilter(SecretRedaction([*settings.secret_values(), *otel_secrets(os.environ)]))
+    handler.addFilter(SecretRedaction([*settings.secret_values(), *settings.exporter_secrets()]))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
     logging.getLogger("alembic").setLevel(logging.WARNING)
     grpc_common = logging.getLogger("grpc._common")
