@@ -35,23 +35,21 @@ from memory_service.app.tasks import TaskCommands, TaskQueries
 from memory_service.app.transactions import Transactions
 from memory_service.config import Settings
 from memory_service.domain import grounding
+from memory_service.domain.access import AccessUseCases
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
 from memory_service.domain.context import ContextBuilder
 from memory_service.domain.documents import DocumentUseCases
 from memory_service.domain.importing.service import ImportUseCases
+from memory_service.domain.memory_writes import MemoryUseCases
 from memory_service.domain.model import utcnow
 from memory_service.domain.overrides import OverrideUseCases
 from memory_service.domain.proposals import ProposalUseCases
 from memory_service.domain.recall import RecallUseCases
+from memory_service.domain.receipts import RetentionPolicy
 from memory_service.domain.review import ReviewUseCases
 from memory_service.domain.secrets import SecretDetector
-from memory_service.domain.services import (
-    AccessUseCases,
-    MemoryUseCases,
-    RetentionPolicy,
-    TranscriptUseCases,
-)
 from memory_service.domain.tasks import TaskUseCases
+from memory_service.domain.transcripts import TranscriptUseCases
 from memory_service.storage import migrate
 from memory_service.storage.checkpoint import WalCheckpointer
 from memory_service.storage.idempotency import purge_idempotency_keys

@@ -81,10 +81,10 @@ TRANSPORT_MAY_USE: dict[str, frozenset[str] | None] = {
     f"{PACKAGE}.domain.review": frozenset(
         {"QUEUE_ORDER", "ReviewItem", "ReviewQuery", "ReviewReason"}
     ),
-    # not MemoryUseCases, TranscriptUseCases, AccessUseCases
-    f"{PACKAGE}.domain.services": frozenset(
-        {"CreateMemory", "DeletionReceipt", "MemoryFilter", "ProvenanceDraft", "RevisionDraft"}
-    ),
+    # what a memory request asks for: the drafts, CreateMemory, MemoryFilter
+    f"{PACKAGE}.domain.memory_requests": None,
+    # what a deletion reached, shown in its answer; not MemoryUseCases (memory_writes)
+    f"{PACKAGE}.domain.receipts": frozenset({"DeletionReceipt"}),
     # not TaskUseCases
     f"{PACKAGE}.domain.tasks": frozenset({"CheckpointDraft"}),
     # the schema id an export stream carries; not ExportUseCases

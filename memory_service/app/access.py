@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from memory_service.app.transactions import Answer, RequestKey, Transactions
+from memory_service.domain.access import AccessUseCases
 from memory_service.domain.model import (
     Customer,
     CustomerGrant,
@@ -18,7 +19,7 @@ from memory_service.domain.model import (
     utcnow,
 )
 from memory_service.domain.ports import UnitOfWork
-from memory_service.domain.services import AccessUseCases, TranscriptUseCases
+from memory_service.domain.transcripts import TranscriptUseCases
 
 A = TypeVar("A")
 
@@ -155,7 +156,7 @@ class TranscriptQueries:
 
 
 class AccessQueries:
-    """Reading grants and customers; who may see which is `domain.services.AccessUseCases`."""
+    """Reading grants and customers; who may see which is `domain.access.AccessUseCases`."""
 
     def __init__(self, transactions: Transactions, access: AccessUseCases) -> None:
         self._tx = transactions

@@ -25,7 +25,7 @@ from memory_service.domain.model import (
     utcnow,
 )
 from memory_service.domain.ports import ImportWork, UnitOfWork
-from memory_service.domain.services import DeletionReceipt
+from memory_service.domain.receipts import DeletionReceipt
 
 A = TypeVar("A")
 

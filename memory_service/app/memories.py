@@ -1,5 +1,5 @@
 """The memory use cases, one entry each. A write opens the unit of work under the request id,
-lets the domain decide (`domain.services.MemoryUseCases`), stores the answer and commits; a
+lets the domain decide (`domain.memory_writes.MemoryUseCases`), stores the answer and commits; a
 read (`MemoryQueries`) opens a read unit of work and returns what the domain lets the caller see.
 
 The answer is built inside the transaction by `present`, the transport's conversion, so a
@@ -17,15 +17,11 @@ from memory_service.app.transactions import Answer, RequestKey, Transactions
 from memory_service.domain.authorization import require_admin
 from memory_service.domain.errors import Unavailable
 from memory_service.domain.export import ExportUseCases
+from memory_service.domain.memory_requests import CreateMemory, MemoryFilter, RevisionDraft
+from memory_service.domain.memory_writes import MemoryUseCases
 from memory_service.domain.model import Identity, Memory, Message, Revision, utcnow
 from memory_service.domain.ports import UnitOfWork
-from memory_service.domain.services import (
-    CreateMemory,
-    DeletionReceipt,
-    MemoryFilter,
-    MemoryUseCases,
-    RevisionDraft,
-)
+from memory_service.domain.receipts import DeletionReceipt
 
 A = TypeVar("A")
 Changed = Callable[[Memory, Revision, datetime], A]

@@ -9,6 +9,14 @@ from datetime import datetime
 
 from memory_service.domain import authority, grounding, language, names, rules
 from memory_service.domain.authorization import AccessPolicy
+from memory_service.domain.evidence_resolution import (
+    EvidenceResolver,
+    ResolvedEvidence,
+    offer_of,
+    staleness,
+)
+from memory_service.domain.memory_requests import CreateMemory, ProvenanceDraft, RevisionDraft
+from memory_service.domain.memory_writes import MemoryUseCases
 from memory_service.domain.model import (
     EvidenceRef,
     EvidenceType,
@@ -29,14 +37,6 @@ from memory_service.domain.model import (
 from memory_service.domain.overrides import Expiry, OverrideDraft, OverrideUseCases
 from memory_service.domain.ports import UnitOfWork
 from memory_service.domain.secrets import SecretDetector
-from memory_service.domain.services import (
-    CreateMemory,
-    EvidenceResolver,
-    MemoryUseCases,
-    ProvenanceDraft,
-    ResolvedEvidence,
-    RevisionDraft,
-)
 
 
 class Decision(enum.StrEnum):
@@ -128,11 +128,9 @@ class ProposalUseCases:
                 override=override,
             )
         existing = uow.memories.find_live(scope, proposal.key, proposal.key_context)
-        offered = self._memories.offered(
-            self._resolved(primary, proposal.method), scope, proposal.value
-        )
+        offered = offer_of(self._resolved(primary, proposal.method), scope, proposal.value)
         held = existing or (scope, proposal.key, proposal.key_context)
-        stale = self._memories.staleness(uow, held, offered, now)
+        stale = staleness(uow, held, offered, now)
         if stale:
             return Outcome(Decision.REFUSED_STALE, stale)
         if existing is not None:

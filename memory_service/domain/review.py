@@ -22,6 +22,7 @@ from itertools import combinations
 from memory_service.domain import names, rules
 from memory_service.domain.authorization import AccessPolicy
 from memory_service.domain.errors import FailedPrecondition, InvalidArgument, NotFound, Reason
+from memory_service.domain.memory_writes import MemoryUseCases
 from memory_service.domain.model import (
     EvidenceRef,
     EvidenceType,
@@ -36,7 +37,6 @@ from memory_service.domain.model import (
     Speaker,
 )
 from memory_service.domain.ports import UnitOfWork
-from memory_service.domain.services import MemoryUseCases
 
 MAX_UNUSED_DAYS = 3650
 # Memories read to find conflicts in one call: live memories whose key another scope shares.

@@ -22,6 +22,12 @@ from memory_service.domain.documents import document_excerpt
 from memory_service.domain.documents import document_ref as checked_document_ref
 from memory_service.domain.errors import InvalidArgument, batch_item
 from memory_service.domain.etags import etag_of
+from memory_service.domain.memory_requests import (
+    CreateMemory,
+    MemoryFilter,
+    ProvenanceDraft,
+    RevisionDraft,
+)
 from memory_service.domain.model import (
     Customer,
     CustomerGrant,
@@ -39,13 +45,7 @@ from memory_service.domain.model import (
     TurnStatus,
 )
 from memory_service.domain.recall import DropReason, RecallResult, ScopeHint
-from memory_service.domain.services import (
-    CreateMemory,
-    DeletionReceipt,
-    MemoryFilter,
-    ProvenanceDraft,
-    RevisionDraft,
-)
+from memory_service.domain.receipts import DeletionReceipt
 
 E = TypeVar("E", bound=StrEnum)
 Item = TypeVar("Item", bound=ProtoMessage)

@@ -14,6 +14,8 @@ from sqlalchemy import event
 from memory_service.app.memories import MemoryCommands
 from memory_service.app.transactions import Answer, RequestKey, Transactions
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.domain.memory_requests import CreateMemory, ProvenanceDraft, RevisionDraft
+from memory_service.domain.memory_writes import MemoryUseCases
 from memory_service.domain.model import (
     EvidenceRef,
     EvidenceType,
@@ -28,13 +30,7 @@ from memory_service.domain.model import (
     utcnow,
 )
 from memory_service.domain.names import message as message_name
-from memory_service.domain.services import (
-    CreateMemory,
-    MemoryUseCases,
-    ProvenanceDraft,
-    RevisionDraft,
-    TranscriptUseCases,
-)
+from memory_service.domain.transcripts import TranscriptUseCases
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 
 MARA = Identity("t1", "mara")

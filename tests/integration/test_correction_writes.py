@@ -19,6 +19,8 @@ from memory_service.app.memories import MemoryCommands
 from memory_service.app.transactions import Answer, Transactions
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
 from memory_service.domain.errors import Aborted
+from memory_service.domain.memory_requests import CreateMemory, ProvenanceDraft, RevisionDraft
+from memory_service.domain.memory_writes import MemoryUseCases
 from memory_service.domain.model import (
     EvidenceRef,
     EvidenceType,
@@ -33,13 +35,7 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.names import message as message_name
 from memory_service.domain.ports import StoredResponse
-from memory_service.domain.services import (
-    CreateMemory,
-    MemoryUseCases,
-    ProvenanceDraft,
-    RevisionDraft,
-    TranscriptUseCases,
-)
+from memory_service.domain.transcripts import TranscriptUseCases
 from memory_service.storage.idempotency import purge_idempotency_keys
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 from memory_service.transport import convert

@@ -23,7 +23,7 @@ from memory_service.app.transactions import Answer, Transactions
 from memory_service.domain.errors import DatabaseUnavailable, OutcomeUnknown
 from memory_service.domain.model import Identity, Speaker, TurnStatus
 from memory_service.domain.ports import MemoryQuery, UnitOfWork
-from memory_service.domain.services import TranscriptUseCases
+from memory_service.domain.transcripts import TranscriptUseCases
 from memory_service.storage.migrate import upgrade
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from memory_service.transport.convert import message_proto

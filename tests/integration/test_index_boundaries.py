@@ -15,6 +15,7 @@ from sqlalchemy import text
 
 from memory_service.domain.importing.service import ImportUseCases, _RestoreRun
 from memory_service.domain.indexing import SCHEDULED_AHEAD
+from memory_service.domain.memory_requests import CreateMemory
 from memory_service.domain.model import (
     ArchiveFormat,
     ImportBatch,
@@ -27,7 +28,6 @@ from memory_service.domain.model import (
     new_id,
     utcnow,
 )
-from memory_service.domain.services import CreateMemory
 from memory_service.storage import migrate
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 from memory_service.workers import outbox as outbox_module

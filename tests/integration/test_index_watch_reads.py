@@ -14,8 +14,8 @@ from typing import Any
 from sqlalchemy import event
 
 from memory_service.app.index_watch import INCOMPLETE, IndexWatch
+from memory_service.domain.memory_requests import CreateMemory
 from memory_service.domain.model import Identity, Memory, MemoryKind, Scope, ScopeType, utcnow
-from memory_service.domain.services import CreateMemory
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 from memory_service.workers.outbox import OutboxWorker
 from tests.support.index import RecordingIndex

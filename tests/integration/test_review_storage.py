@@ -7,9 +7,9 @@ from dataclasses import replace
 from datetime import timedelta
 
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.domain.memory_writes import MemoryUseCases
 from memory_service.domain.model import Identity, utcnow
 from memory_service.domain.review import ReviewQuery, ReviewReason, ReviewUseCases
-from memory_service.domain.services import MemoryUseCases
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
 from tests.integration.test_storage import EVERYTHING, make_memory
 

@@ -16,6 +16,7 @@ import pytest
 
 from memory_service.domain import model, rules
 from memory_service.domain.errors import DomainError, WriteConflict
+from memory_service.domain.memory_requests import MemoryFilter
 from memory_service.domain.model import (
     DocumentVersion,
     Identity,
@@ -34,7 +35,6 @@ from memory_service.domain.model import (
 from memory_service.domain.ports import Candidate, UnitOfWork, Visibility
 from memory_service.domain.proposals import Outcome
 from memory_service.domain.recall import ScopeHint
-from memory_service.domain.services import MemoryFilter
 from memory_service.storage.migrate import upgrade
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from tests.support.servers import database_url

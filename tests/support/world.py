@@ -7,7 +7,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
+from memory_service.domain.access import AccessUseCases
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.domain.memory_requests import CreateMemory, ProvenanceDraft, RevisionDraft
+from memory_service.domain.memory_writes import MemoryUseCases
 from memory_service.domain.model import (
     ADMIN_ROLE,
     EvidenceRef,
@@ -27,14 +30,7 @@ from memory_service.domain.overrides import OverrideUseCases
 from memory_service.domain.ports import UnitOfWork, UnitOfWorkFactory
 from memory_service.domain.proposals import Outcome, Proposal, ProposalUseCases
 from memory_service.domain.recall import RecallUseCases
-from memory_service.domain.services import (
-    AccessUseCases,
-    CreateMemory,
-    MemoryUseCases,
-    ProvenanceDraft,
-    RevisionDraft,
-    TranscriptUseCases,
-)
+from memory_service.domain.transcripts import TranscriptUseCases
 from memory_service.testing.fake_storage import FakeUnitOfWorkFactory
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

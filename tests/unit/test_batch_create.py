@@ -13,6 +13,8 @@ from memory_service.app.memories import MemoryCommands
 from memory_service.app.transactions import Answer, RequestKey, Transactions
 from memory_service.domain import grounding, names
 from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.domain.memory_requests import CreateMemory, ProvenanceDraft, RevisionDraft
+from memory_service.domain.memory_writes import MemoryUseCases
 from memory_service.domain.model import (
     EvidenceRef,
     EvidenceType,
@@ -29,13 +31,7 @@ from memory_service.domain.model import (
     utcnow,
 )
 from memory_service.domain.ports import UnitOfWork
-from memory_service.domain.services import (
-    CreateMemory,
-    MemoryUseCases,
-    ProvenanceDraft,
-    RevisionDraft,
-    TranscriptUseCases,
-)
+from memory_service.domain.transcripts import TranscriptUseCases
 from memory_service.testing.fake_storage import FakeUnitOfWork, FakeUnitOfWorkFactory
 
 OLGA = Identity("t", "olga")

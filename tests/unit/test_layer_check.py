@@ -29,13 +29,13 @@ def package(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 TRANSPORT_FORBIDDEN = [
-    "from memory_service.domain.services import MemoryUseCases\n",
+    "from memory_service.domain.memory_writes import MemoryUseCases\n",
     "from memory_service.domain.tasks import TaskUseCases\n",
     "from memory_service.domain.ports import UnitOfWork\n",
     "from memory_service.app.transactions import Transactions\n",
     "from ..app.transactions import Answer\n",
     "from memory_service.app.memories import Transactions\n",
-    "from memory_service.domain import services\n",
+    "from memory_service.domain import memory_writes\n",
     "import memory_service.domain.overrides\n",
     "from memory_service.domain.authorization import require_admin\n",
     "def f():\n    from memory_service.domain.context import ContextBuilder\n",
@@ -54,7 +54,7 @@ def test_a_clean_package_passes(tmp_path: Path) -> None:
             "transport/a.py": (
                 "import grpc\nfrom memory_service.app import x\n"
                 "from memory_service.domain import names\n"
-                "from memory_service.domain.services import RevisionDraft\n"
+                "from memory_service.domain.memory_requests import RevisionDraft\n"
                 "from memory_service.app.transactions import RequestKey\n"
             ),
             "app/b.py": "from memory_service.domain.ports import Search\n",

@@ -8,7 +8,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, TypeVar
 
 from memory_service.domain import authority, evidence, grounding, names, rules
@@ -20,6 +20,7 @@ from memory_service.domain.errors import (
     Reason,
     ResourceExhausted,
 )
+from memory_service.domain.evidence_resolution import staleness
 from memory_service.domain.importing.parsers import (
     ArchiveError,
     ArchiveItem,
@@ -41,6 +42,8 @@ from memory_service.domain.importing.restore import (
     to_memory,
     to_message,
 )
+from memory_service.domain.memory_requests import CreateMemory, ProvenanceDraft, RevisionDraft
+from memory_service.domain.memory_writes import MemoryUseCases
 from memory_service.domain.model import (
     RESTORER_ROLE,
     ArchiveFormat,
@@ -64,14 +67,8 @@ from memory_service.domain.model import (
     new_id,
 )
 from memory_service.domain.ports import UnitOfWork
+from memory_service.domain.receipts import DeletionReceipt, import_batch_receipt
 from memory_service.domain.secrets import SecretDetector
-from memory_service.domain.services import (
-    CreateMemory,
-    DeletionReceipt,
-    MemoryUseCases,
-    ProvenanceDraft,
-    RevisionDraft,
-)
 
 INLINE_LIMIT = 256 * 1024
 AMBIGUOUS_SUBJECT = re.compile(
@@ -449,7 +446,7 @@ class ImportUseCases:
         removed, confirmed = uow.imports.count_items(batch_id)
         uow.idempotency.redact_shown(uow.imports.item_ids(batch_id))
         uow.imports.remove_batch(batch_id)
-        return removed, delete_batch_receipt(removed, confirmed, now, backup_days)
+        return removed, import_batch_receipt(removed, confirmed, now, backup_days)
 
     def reject(self, uow: UnitOfWork, identity: Identity, item_id: str) -> ImportItem:
         item = self.item(uow, identity, item_id)
@@ -461,30 +458,6 @@ class ImportUseCases:
         rejected = replace(item, review=ItemReview.REJECTED)
         uow.imports.update_item(rejected)
         return rejected
-
-
-def delete_batch_receipt(
-    removed: int, confirmed: int, now: datetime, backup_days: int
-) -> DeletionReceipt:
-    backups = (now + timedelta(days=backup_days)).date().isoformat()
-    return DeletionReceipt(
-        removed=[
-            (
-                "import_items",
-                f"{removed} item(s) of the batch with their text, in this transaction",
-            ),
-            ("pending_review", "candidates waiting for review can no longer be confirmed"),
-        ],
-        not_reached=[
-            (
-                "confirmed_memories",
-                f"{confirmed} memory revision(s) confirmed from this batch stay until deleted",
-            ),
-            ("source_archive", "the archive at the service it was exported from"),
-            ("backups", f"database backups until they expire ({backups})"),
-        ],
-        marker_expire_time=now,
-    )
 
 
 TENANT_NOT_EMPTY = (
@@ -644,7 +617,7 @@ class _RestoreRun:
             return SkipReason.KEY_HELD
         offered = restore_offer(memory)
         key = (memory.scope, memory.key, memory.key_context)
-        if offered is not None and MemoryUseCases.staleness(uow, key, offered, self.now):
+        if offered is not None and staleness(uow, key, offered, self.now):
             return SkipReason.KEY_DELETED
         return None
 
