@@ -13,7 +13,8 @@ import pytest
 from alembic import command
 from sqlalchemy import text
 
-from memory_service.domain.importing.service import ImportUseCases, _RestoreRun
+from memory_service.domain.importing.restore_run import RestoreRun
+from memory_service.domain.importing.service import ImportUseCases
 from memory_service.domain.indexing import SCHEDULED_AHEAD
 from memory_service.domain.memory_requests import CreateMemory
 from memory_service.domain.model import (
@@ -123,7 +124,7 @@ def test_a_far_boundary_queued_earlier_does_not_hide_a_nearer_one(
 def _restore(units: SqlUnitOfWorkFactory, memory: Memory, now: datetime) -> None:
     batch = SimpleNamespace(id=new_id(), user_id="u", restore_mode=RestoreMode.CLEAN)
     with units(memory.tenant_id, write=True) as uow:
-        run = _RestoreRun(uow, batch, now)  # type: ignore[arg-type]
+        run = RestoreRun(uow, batch, now)  # type: ignore[arg-type]
         run.write_memories([("line 1", memory)])
         run.flush()
         assert run.restored == 1, run.skipped

@@ -2,19 +2,34 @@
 record under the rules the API applies to the same fields (ids and names, lengths, NUL,
 numbers, states, interval order, the authority rule, secrets), or the batch fails naming the
 line and field. Whether a valid record may be written here (ids, keys, deletion markers) is
-decided in `service.ImportUseCases` against the store."""
+decided in `restore_run.py` against the store."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from memory_service.domain import authority, documents, evidence, grounding, names, rules
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.etags import parse_etag
 from memory_service.domain.export import SCHEMA_ID, content_hash, evidence_parts
+from memory_service.domain.importing.fields import (
+    archive_error,
+    check_content_hash,
+    get_enum,
+    get_id,
+    get_number,
+    get_object,
+    get_optional_number,
+    get_required_time,
+    get_subject,
+    get_text,
+    get_time,
+    get_typed,
+    refuse_secret,
+)
 from memory_service.domain.importing.parsers import ArchiveError, stored
 from memory_service.domain.model import (
     ArchiveFormat,
@@ -43,10 +58,8 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.secrets import SecretDetector
 
-MEMORY_ID = re.compile(rules.MEMORY_ID)  # fullmatch only
 SHA256 = re.compile(r"[0-9a-f]{64}")
 DELETED_EVIDENCE = re.compile(r"sha256:[0-9a-f]{64}")
-SUBJECT_RULE = "must be 1-128 characters of [A-Za-z0-9._@:-]"
 # Evidence references by type; DOCUMENT's is checked by domain/documents.py with its version.
 REFERENCES = {
     EvidenceType.TRANSCRIPT_MESSAGE: names.MESSAGE,
@@ -68,110 +81,6 @@ class Restorer:
     time: datetime
 
 
-def _get(record: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str) -> Any:
-    if key not in record:
-        raise ArchiveError(f"{path}.{key}", "is missing")
-    value = record[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise ArchiveError(f"{path}.{key}", "has the wrong type")
-    return value
-
-
-def _text(record: dict[str, Any], key: str, path: str, max_chars: int = rules.MAX_ID_CHARS) -> str:
-    value: str = _get(record, key, str, path)
-    return stored(value, f"{path}.{key}", max_chars)
-
-
-def _subject(record: dict[str, Any], key: str, path: str) -> str:
-    """User and customer ids follow the API's rule for them."""
-    value: str = _get(record, key, str, path)
-    if not rules.SUBJECT_ID_PATTERN.fullmatch(value):
-        raise ArchiveError(f"{path}.{key}", SUBJECT_RULE)
-    return value
-
-
-def _id(record: dict[str, Any], key: str, path: str, *, optional: bool = False) -> str:
-    value: str = _get(record, key, str, path)
-    if optional and not value:
-        return ""
-    if not MEMORY_ID.fullmatch(value):
-        raise ArchiveError(f"{path}.{key}", "is not an id of this service (32 hex digits)")
-    return value
-
-
-def _number(record: dict[str, Any], key: str, path: str, low: int, high: int) -> int:
-    value: int = _get(record, key, int, path)
-    if not low <= value <= high:
-        raise ArchiveError(f"{path}.{key}", f"must be between {low} and {high}")
-    return value
-
-
-def _optional_number(record: dict[str, Any], key: str, path: str, low: int, high: int) -> int:
-    """Lineage numbers: null for none."""
-    if record.get(key) is None:
-        _get(record, key, (int, type(None)), path)
-        return 0
-    return _number(record, key, path, low, high)
-
-
-def _time(record: dict[str, Any], key: str, path: str, *, optional: bool) -> datetime | None:
-    value = _get(record, key, (str, type(None)), path)
-    if value is None:
-        if optional:
-            return None
-        raise ArchiveError(f"{path}.{key}", "is required")
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ArchiveError(f"{path}.{key}", "is not an RFC 3339 time") from None
-    if parsed.tzinfo is None:
-        raise ArchiveError(f"{path}.{key}", "has no time zone")
-    try:
-        return parsed.astimezone(UTC)
-    except OverflowError:  # 0001-01-01T00:00:00+14:00 is before year 1 in UTC
-        raise ArchiveError(f"{path}.{key}", "is outside the years 0001 to 9999 in UTC") from None
-
-
-def _required_time(record: dict[str, Any], key: str, path: str) -> datetime:
-    value = _time(record, key, path, optional=False)
-    assert value is not None
-    return value
-
-
-def _enum(record: dict[str, Any], key: str, enum: type[Any], path: str) -> Any:
-    value = _get(record, key, str, path)
-    try:
-        return enum(value)
-    except ValueError:
-        raise ArchiveError(f"{path}.{key}", f"unknown value {value!r}") from None
-
-
-def _object(record: dict[str, Any], key: str, path: str) -> dict[str, Any]:
-    value: dict[str, Any] = _get(record, key, dict, path)
-    return value
-
-
-def _hash_matches(record: dict[str, Any], text: str, path: str) -> None:
-    """The content hash is checked, so an edited text does not pass as the exported one."""
-    given = _get(record, "content_hash", (str, type(None)), path)
-    expected = content_hash(text) if text else None
-    if given != expected:
-        raise ArchiveError(f"{path}.content_hash", "does not match the content")
-
-
-def _archive_error(error: InvalidArgument) -> ArchiveError:
-    violation = error.violations[0]
-    return ArchiveError(violation.field, violation.description)
-
-
-def _refuse_secret(text: str, path: str, secrets: SecretDetector | None) -> None:
-    """The one secret rule holds for restores too: the batch fails, naming where, not what.
-    None: the archive was already checked (a later pass writing it)."""
-    found = secrets.kind(text) if secrets is not None else ""
-    if found:
-        raise ArchiveError(path, f"contains a secret ({found}); nothing was restored")
-
-
 # --- records ----------------------------------------------------------------------------------
 
 
@@ -179,11 +88,11 @@ def check_header(record: dict[str, Any], path: str) -> str:
     """The first line: which export this is ("full" or "incremental")."""
     if record.get("record") != "export":
         raise ArchiveError(f"{path}.record", "the first line must be the export header")
-    kind = _get(record, "export_type", str, path)
+    kind = get_typed(record, "export_type", str, path)
     if kind not in ("full", "incremental"):
         raise ArchiveError(f"{path}.export_type", "must be full or incremental")
-    _time(record, "since", path, optional=True)
-    _required_time(record, "export_date", path)
+    get_time(record, "since", path, optional=True)
+    get_required_time(record, "export_date", path)
     return str(kind)
 
 
@@ -194,27 +103,51 @@ def to_memory(
     secrets: SecretDetector | None,
     restorer: Restorer,
 ) -> Memory:
-    memory_id = _id(record, "id", path)
-    scope_record = _object(record, "scope", path)
-    scope_type = _enum(scope_record, "type", ScopeType, f"{path}.scope")
-    if not rules.names_a_subject(scope_type):
-        if _get(scope_record, "id", str, f"{path}.scope"):
-            raise ArchiveError(f"{path}.scope.id", "must be empty for ORGANIZATION")
-        scope = Scope(scope_type, "")
-    else:
-        scope = Scope(scope_type, _subject(scope_record, "id", f"{path}.scope"))
-    temporal = _object(record, "temporal", path)
-    created = _required_time(temporal, "created_at", f"{path}.temporal")
-    updated = _required_time(temporal, "updated_at", f"{path}.temporal")
-    deleted = _time(temporal, "deleted_at", f"{path}.temporal", optional=True)
+    memory_id = get_id(record, "id", path)
+    scope = _scope(get_object(record, "scope", path), f"{path}.scope")
+    temporal = get_object(record, "temporal", path)
+    created = get_required_time(temporal, "created_at", f"{path}.temporal")
+    updated = get_required_time(temporal, "updated_at", f"{path}.temporal")
+    deleted = get_time(temporal, "deleted_at", f"{path}.temporal", optional=True)
     if updated < created:
         raise ArchiveError(f"{path}.temporal.updated_at", "is before created_at")
     if deleted is not None and deleted < created:
         raise ArchiveError(f"{path}.temporal.deleted_at", "is before created_at")
-    key = _get(record, "key", str, path)
-    key_context = _get(record, "key_context", str, path)
-    key_hash = _get(record, "key_hash", str, path)
-    if deleted is None:
+    key, key_context, key_hash = _key(record, deleted is not None, path)
+    version = _version(record, path)
+    memory = Memory(
+        id=memory_id,
+        tenant_id=tenant_id,
+        scope=scope,
+        key=key,
+        key_context=key_context,
+        kind=get_enum(record, "kind", MemoryKind, path),
+        version=version,
+        create_time=created,
+        update_time=updated,
+        delete_time=deleted,
+        key_hash=key_hash,
+    )
+    _add_revisions(memory, get_typed(record, "revisions", list, path), path, secrets, restorer)
+    return memory
+
+
+def _scope(scope_record: dict[str, Any], path: str) -> Scope:
+    scope_type = get_enum(scope_record, "type", ScopeType, path)
+    if not rules.names_a_subject(scope_type):
+        if get_typed(scope_record, "id", str, path):
+            raise ArchiveError(f"{path}.id", "must be empty for ORGANIZATION")
+        return Scope(scope_type, "")
+    return Scope(scope_type, get_subject(scope_record, "id", path))
+
+
+def _key(record: dict[str, Any], deleted: bool, path: str) -> tuple[str, str, str]:
+    """(key, key_context, key_hash): a live memory's key as the API accepts it, or the hash a
+    deletion marker keeps in its place."""
+    key = get_typed(record, "key", str, path)
+    key_context = get_typed(record, "key_context", str, path)
+    key_hash = get_typed(record, "key_hash", str, path)
+    if not deleted:
         if not rules.KEY_PATTERN.fullmatch(key):
             raise ArchiveError(f"{path}.key", "is not a valid key")
         if key_context and not rules.KEY_PATTERN.fullmatch(key_context):
@@ -223,26 +156,29 @@ def to_memory(
             raise ArchiveError(f"{path}.key_hash", "is only set on deleted memories")
     elif (key, key_context) != ("deleted", "") or not SHA256.fullmatch(key_hash):
         raise ArchiveError(f"{path}.key", "a deleted memory keeps only the hash of its key")
+    return key, key_context, key_hash
+
+
+def _version(record: dict[str, Any], path: str) -> int:
+    """The memory's version, from its etag as the API reads one."""
     try:
-        version = parse_etag(_get(record, "etag", str, path), f"{path}.etag", required=True)
+        version = parse_etag(get_typed(record, "etag", str, path), f"{path}.etag", required=True)
     except InvalidArgument as error:
-        raise _archive_error(error) from None
+        raise archive_error(error) from None
     if version is None or version > rules.MAX_STORED_INT:
         raise ArchiveError(f"{path}.etag", f"names a version past {rules.MAX_STORED_INT}")
-    memory = Memory(
-        id=memory_id,
-        tenant_id=tenant_id,
-        scope=scope,
-        key=key,
-        key_context=key_context,
-        kind=_enum(record, "kind", MemoryKind, path),
-        version=version,
-        create_time=created,
-        update_time=updated,
-        delete_time=deleted,
-        key_hash=key_hash,
-    )
-    revisions = _get(record, "revisions", list, path)
+    return version
+
+
+def _add_revisions(
+    memory: Memory,
+    revisions: list[Any],
+    path: str,
+    secrets: SecretDetector | None,
+    restorer: Restorer,
+) -> None:
+    """The revisions, numbered 1, 2, ... in order, each passing the secret rule; the etag is no
+    older than they are and a supersession names one of them."""
     if not revisions:
         raise ArchiveError(f"{path}.revisions", "is empty")
     for index, raw in enumerate(revisions):
@@ -250,9 +186,9 @@ def to_memory(
         revision = _revision(raw, memory, where, restorer)
         if revision.number != index + 1:
             raise ArchiveError(f"{where}.number", f"must be {index + 1}: numbers are consecutive")
-        _refuse_secret(revision.value, f"{where}.content", secrets)
-        _refuse_secret(revision.provenance.quote, f"{where}.provenance.quote", secrets)
-        _refuse_secret(revision.provenance.excerpt, f"{where}.provenance.document.excerpt", secrets)
+        refuse_secret(revision.value, f"{where}.content", secrets)
+        refuse_secret(revision.provenance.quote, f"{where}.provenance.quote", secrets)
+        refuse_secret(revision.provenance.excerpt, f"{where}.provenance.document.excerpt", secrets)
         memory.revisions.append(revision)
     if memory.version < len(memory.revisions):
         raise ArchiveError(f"{path}.etag", "is older than the memory's revisions")
@@ -261,61 +197,27 @@ def to_memory(
             raise ArchiveError(
                 f"{path}.revisions[{index}].temporal.superseded_by", "names no revision"
             )
-    return memory
 
 
 def _revision(raw: Any, memory: Memory, path: str, restorer: Restorer) -> Revision:
     if not isinstance(raw, dict):
         raise ArchiveError(path, "is not an object")
-    number = _number(raw, "number", path, 1, rules.MAX_REVISION_NUMBER)
-    status = _enum(raw, "status", RevisionStatus, path)
-    value = _text(raw, "content", path, rules.MAX_VALUE_CHARS)
-    _hash_matches(raw, value, path)
-    if memory.deleted:
-        if status is not RevisionStatus.DELETED or value:
-            raise ArchiveError(f"{path}.status", "a deleted memory's revisions are DELETED, empty")
-    elif status in (RevisionStatus.DELETED, RevisionStatus.SUPERSEDED):
-        raise ArchiveError(f"{path}.status", f"{status.value} is not a stored state here")
-    elif not value.strip():
-        raise ArchiveError(f"{path}.content", "is required")
-    temporal = _object(raw, "temporal", path)
-    valid_from = _time(temporal, "valid_from", f"{path}.temporal", optional=True)
-    valid_until = _time(temporal, "valid_until", f"{path}.temporal", optional=True)
+    number = get_number(raw, "number", path, 1, rules.MAX_REVISION_NUMBER)
+    status = get_enum(raw, "status", RevisionStatus, path)
+    value = _content(raw, memory, status, path)
+    temporal = get_object(raw, "temporal", path)
+    valid_from = get_time(temporal, "valid_from", f"{path}.temporal", optional=True)
+    valid_until = get_time(temporal, "valid_until", f"{path}.temporal", optional=True)
     try:
         rules.check_interval(valid_from, valid_until, f"{path}.temporal")
     except InvalidArgument as error:
-        raise _archive_error(error) from None
-    superseded_by = _optional_number(
-        temporal, "superseded_by", f"{path}.temporal", number + 1, rules.MAX_REVISION_NUMBER
-    )
-    superseded_from = _time(temporal, "superseded_from", f"{path}.temporal", optional=True)
-    if bool(superseded_by) != (superseded_from is not None):
-        raise ArchiveError(
-            f"{path}.temporal.superseded_by", "and superseded_from are set together or not at all"
-        )
-    provenance = _provenance(_object(raw, "provenance", path), memory.deleted, path)
-    confirmed = None
-    confirmation = raw.get("confirmation")
-    if confirmation is not None:
-        if not isinstance(confirmation, dict):
-            raise ArchiveError(f"{path}.confirmation", "is not an object")
-        where = f"{path}.confirmation"
-        confirmed = Confirmation(
-            _subject(confirmation, "user_id", where),
-            _required_time(confirmation, "confirm_time", where),
-            restored_by=restorer.user_id,
-            restore_time=restorer.time,
-        )
-    author = _subject(raw, "author_user_id", path)
-    inferred = not authority.user_said_it(provenance.speaker, provenance.method)
+        raise archive_error(error) from None
+    superseded_by, superseded_from = _supersession(temporal, number, f"{path}.temporal")
+    provenance = _provenance(get_object(raw, "provenance", path), memory.deleted, path)
+    confirmed = _confirmation(raw, path, restorer)
+    author = get_subject(raw, "author_user_id", path)
     if status is RevisionStatus.ACTIVE and confirmed is None and not memory.deleted:
-        if provenance.method is ProvenanceMethod.DOCUMENT:
-            _check_document_authority(memory, value, provenance, author, path)
-        elif inferred:
-            # I5: only the subject's own words are authoritative without a confirmation
-            raise ArchiveError(
-                f"{path}.status", "an inferred revision is ACTIVE only with a confirmation"
-            )
+        _check_authority(memory, value, provenance, author, path)
     return Revision(
         memory_id=memory.id,
         number=number,
@@ -324,15 +226,74 @@ def _revision(raw: Any, memory: Memory, path: str, restorer: Restorer) -> Revisi
         valid_until=valid_until,
         status=status,
         provenance=provenance,
-        create_time=_required_time(temporal, "created_at", f"{path}.temporal"),
+        create_time=get_required_time(temporal, "created_at", f"{path}.temporal"),
         author_user_id=author,
         replaces_number=_replaces(raw, number, path),
         superseded_from=superseded_from,
         superseded_by_number=superseded_by,
         confirmation=confirmed,
-        status_reason=_text(raw, "status_reason", path, rules.MAX_VALUE_CHARS),
+        status_reason=get_text(raw, "status_reason", path, rules.MAX_VALUE_CHARS),
         source_change_time=_source_change_time(raw, provenance, path),
     )
+
+
+def _content(raw: dict[str, Any], memory: Memory, status: RevisionStatus, path: str) -> str:
+    """The revision's value, matching its content hash: empty and DELETED on a deletion
+    marker, else present and in a state the store keeps."""
+    value = get_text(raw, "content", path, rules.MAX_VALUE_CHARS)
+    check_content_hash(raw, value, path)
+    if memory.deleted:
+        if status is not RevisionStatus.DELETED or value:
+            raise ArchiveError(f"{path}.status", "a deleted memory's revisions are DELETED, empty")
+    elif status in (RevisionStatus.DELETED, RevisionStatus.SUPERSEDED):
+        raise ArchiveError(f"{path}.status", f"{status.value} is not a stored state here")
+    elif not value.strip():
+        raise ArchiveError(f"{path}.content", "is required")
+    return value
+
+
+def _supersession(temporal: dict[str, Any], number: int, path: str) -> tuple[int, datetime | None]:
+    """(superseded_by, superseded_from): a later revision and when, or neither."""
+    superseded_by = get_optional_number(
+        temporal, "superseded_by", path, number + 1, rules.MAX_REVISION_NUMBER
+    )
+    superseded_from = get_time(temporal, "superseded_from", path, optional=True)
+    if bool(superseded_by) != (superseded_from is not None):
+        raise ArchiveError(
+            f"{path}.superseded_by", "and superseded_from are set together or not at all"
+        )
+    return superseded_by, superseded_from
+
+
+def _confirmation(raw: dict[str, Any], path: str, restorer: Restorer) -> Confirmation | None:
+    """Who confirmed the revision and when, as exported; the restorer and the restore time
+    are added, so a restored confirmation says it was restored."""
+    confirmation = raw.get("confirmation")
+    if confirmation is None:
+        return None
+    if not isinstance(confirmation, dict):
+        raise ArchiveError(f"{path}.confirmation", "is not an object")
+    where = f"{path}.confirmation"
+    return Confirmation(
+        get_subject(confirmation, "user_id", where),
+        get_required_time(confirmation, "confirm_time", where),
+        restored_by=restorer.user_id,
+        restore_time=restorer.time,
+    )
+
+
+def _check_authority(
+    memory: Memory, value: str, provenance: Provenance, author: str, path: str
+) -> None:
+    """An unconfirmed ACTIVE revision of a live memory is authoritative on its own: a document
+    fact the API would write ACTIVE, or the subject's own words (I5)."""
+    if provenance.method is ProvenanceMethod.DOCUMENT:
+        _check_document_authority(memory, value, provenance, author, path)
+    elif not authority.user_said_it(provenance.speaker, provenance.method):
+        # I5: only the subject's own words are authoritative without a confirmation
+        raise ArchiveError(
+            f"{path}.status", "an inferred revision is ACTIVE only with a confirmation"
+        )
 
 
 def _check_document_authority(
@@ -351,14 +312,14 @@ def _source_change_time(raw: dict[str, Any], provenance: Provenance, path: str) 
     """Absent in 2.0 exports; only a revision citing a document has one."""
     if raw.get("source_change_time") is None:
         return None
-    changed = _time(raw, "source_change_time", path, optional=True)
+    changed = get_time(raw, "source_change_time", path, optional=True)
     if provenance.evidence.type is not EvidenceType.DOCUMENT:
         raise ArchiveError(f"{path}.source_change_time", "is set only on document evidence")
     return changed
 
 
 def _replaces(raw: dict[str, Any], number: int, path: str) -> int:
-    replaces = _optional_number(raw, "replaces", path, 1, rules.MAX_REVISION_NUMBER)
+    replaces = get_optional_number(raw, "replaces", path, 1, rules.MAX_REVISION_NUMBER)
     if replaces >= number:
         raise ArchiveError(f"{path}.replaces", "must name an earlier revision")
     return replaces
@@ -366,13 +327,13 @@ def _replaces(raw: dict[str, Any], number: int, path: str) -> int:
 
 def _provenance(raw: dict[str, Any], deleted: bool, path: str) -> Provenance:
     where = f"{path}.provenance"
-    evidence_type = _enum(raw, "evidence_type", EvidenceType, where)
-    method = _enum(raw, "extraction_method", ProvenanceMethod, where)
+    evidence_type = get_enum(raw, "evidence_type", EvidenceType, where)
+    method = get_enum(raw, "extraction_method", ProvenanceMethod, where)
     if EVIDENCE_OF.get(method, evidence_type) is not evidence_type or (
         method not in EVIDENCE_OF and evidence_type in EVIDENCE_OF.values()
     ):
         raise ArchiveError(f"{where}.evidence_type", f"does not go with {method.value}")
-    ref = _text(raw, "evidence", where, rules.MAX_EVIDENCE_REF_CHARS)
+    ref = get_text(raw, "evidence", where, rules.MAX_EVIDENCE_REF_CHARS)
     if deleted:
         valid = DELETED_EVIDENCE.fullmatch(ref) is not None
     elif evidence_type in REFERENCES:
@@ -389,15 +350,15 @@ def _provenance(raw: dict[str, Any], deleted: bool, path: str) -> Provenance:
     conversation_ref, message_ref = evidence_parts(evidence_type, ref)
     if (raw.get("conversation_ref"), raw.get("message_ref")) != (conversation_ref, message_ref):
         raise ArchiveError(f"{where}.message_ref", "does not match the evidence reference")
-    quote = _text(raw, "quote", where, rules.MAX_QUOTE_CHARS)
+    quote = get_text(raw, "quote", where, rules.MAX_QUOTE_CHARS)
     if deleted and quote:
         raise ArchiveError(f"{where}.quote", "a deleted memory keeps no quote")
     return Provenance(
-        speaker=_enum(raw, "speaker", Speaker, where),
+        speaker=get_enum(raw, "speaker", Speaker, where),
         method=method,
         evidence=EvidenceRef(evidence_type, ref),
         quote=quote,
-        source_time=_time(raw, "source_time", where, optional=True),
+        source_time=get_time(raw, "source_time", where, optional=True),
         document_version=version,
         excerpt=excerpt,
     )
@@ -416,9 +377,9 @@ def _document(
     field = f"{where}.document"
     if not isinstance(document, dict):
         raise ArchiveError(field, "is required for document evidence")
-    uri = _get(document, "uri", (str, type(None)), field)
-    version = _get(document, "version", str, field)
-    excerpt = _text(document, "excerpt", field, rules.MAX_EXCERPT_CHARS)
+    uri = get_typed(document, "uri", (str, type(None)), field)
+    version = get_typed(document, "version", str, field)
+    excerpt = get_text(document, "excerpt", field, rules.MAX_EXCERPT_CHARS)
     try:
         if deleted:
             if uri is not None or excerpt:
@@ -429,30 +390,33 @@ def _document(
             raise ArchiveError(f"{field}.uri", "does not match the evidence reference")
         return version, documents.document_excerpt(excerpt, field)
     except InvalidArgument as error:
-        raise _archive_error(error) from None
+        raise archive_error(error) from None
 
 
 def to_message(record: dict[str, Any], tenant_id: str, path: str) -> Message | None:
     """The message a revision cites; None when the export carries only its reference."""
-    message_id = _id(record, "id", path)
-    conversation = _get(record, "conversation_ref", str, path).removeprefix("conversations/")
+    message_id = get_id(record, "id", path)
+    conversation = get_typed(record, "conversation_ref", str, path).removeprefix("conversations/")
     if not rules.CONVERSATION_ID_PATTERN.fullmatch(conversation):
         raise ArchiveError(f"{path}.conversation_ref", "is not conversations/{conversation}")
-    if _get(record, "name", str, path) != f"conversations/{conversation}/messages/{message_id}":
+    if (
+        get_typed(record, "name", str, path)
+        != f"conversations/{conversation}/messages/{message_id}"
+    ):
         raise ArchiveError(f"{path}.name", "does not match conversation_ref and id")
-    text = _get(record, "content", (str, type(None)), path)
+    text = get_typed(record, "content", (str, type(None)), path)
     message = Message(
         id=message_id,
         tenant_id=tenant_id,
         conversation_id=conversation,
-        sequence=_number(record, "sequence", path, 1, rules.MAX_STORED_INT),
-        speaker=_enum(record, "speaker", Speaker, path),
+        sequence=get_number(record, "sequence", path, 1, rules.MAX_STORED_INT),
+        speaker=get_enum(record, "speaker", Speaker, path),
         text=stored(text or "", f"{path}.content", rules.MAX_MESSAGE_CHARS),
-        status=_enum(record, "status", TurnStatus, path),
-        author_user_id=_subject(record, "owner_user_id", path),
-        create_time=_required_time(record, "created_at", path),
+        status=get_enum(record, "status", TurnStatus, path),
+        author_user_id=get_subject(record, "owner_user_id", path),
+        create_time=get_required_time(record, "created_at", path),
     )
-    given = _get(record, "content_hash", str, path)
+    given = get_typed(record, "content_hash", str, path)
     if text is None:
         if not given.startswith("sha256:") or not SHA256.fullmatch(given[7:]):
             raise ArchiveError(f"{path}.content_hash", "is not sha256:{64 hex digits}")
@@ -464,18 +428,18 @@ def to_message(record: dict[str, Any], tenant_id: str, path: str) -> Message | N
 
 def to_customer(record: dict[str, Any], tenant_id: str, path: str) -> tuple[Customer, str]:
     """The customer and the name it is looked up by."""
-    name = _text(record, "display_name", path, rules.MAX_DISPLAY_NAME_CHARS).strip()
+    name = get_text(record, "display_name", path, rules.MAX_DISPLAY_NAME_CHARS).strip()
     if not name:
         raise ArchiveError(f"{path}.display_name", "is required")
     try:
         match_name = rules.customer_match_name(name, f"{path}.display_name")
     except InvalidArgument as error:
-        raise _archive_error(error) from None
+        raise archive_error(error) from None
     customer = Customer(
         tenant_id,
-        _subject(record, "customer_id", path),
+        get_subject(record, "customer_id", path),
         name,
-        _required_time(record, "created_at", path),
+        get_required_time(record, "created_at", path),
     )
     return customer, match_name
 
@@ -483,65 +447,65 @@ def to_customer(record: dict[str, Any], tenant_id: str, path: str) -> tuple[Cust
 def to_grant(record: dict[str, Any], tenant_id: str, path: str) -> CustomerGrant:
     return CustomerGrant(
         tenant_id,
-        _subject(record, "user_id", path),
-        _subject(record, "customer_id", path),
-        _subject(record, "granted_by_user_id", path),
-        _required_time(record, "created_at", path),
+        get_subject(record, "user_id", path),
+        get_subject(record, "customer_id", path),
+        get_subject(record, "granted_by_user_id", path),
+        get_required_time(record, "created_at", path),
     )
 
 
 def to_batch(record: dict[str, Any], tenant_id: str, path: str) -> ImportBatch:
-    state = _enum(record, "state", ImportState, path)
+    state = get_enum(record, "state", ImportState, path)
     if state not in (ImportState.SUCCEEDED, ImportState.FAILED):
         raise ArchiveError(f"{path}.state", "only finished batches are restored")
-    digest = _get(record, "archive_sha256", str, path)
+    digest = get_typed(record, "archive_sha256", str, path)
     if not SHA256.fullmatch(digest):
         raise ArchiveError(f"{path}.archive_sha256", "is not 64 hex digits")
     high = rules.MAX_STORED_INT
     return ImportBatch(
-        id=_id(record, "id", path),
+        id=get_id(record, "id", path),
         tenant_id=tenant_id,
-        user_id=_subject(record, "user_id", path),
-        format=_enum(record, "format", ArchiveFormat, path),
+        user_id=get_subject(record, "user_id", path),
+        format=get_enum(record, "format", ArchiveFormat, path),
         archive_sha256=digest,
         state=state,
-        create_time=_required_time(record, "created_at", path),
-        error=_text(record, "error", path, rules.MAX_MESSAGE_CHARS),
-        accepted_count=_number(record, "accepted_count", path, 0, high),
-        skipped_count=_number(record, "skipped_count", path, 0, high),
-        unresolved_count=_number(record, "unresolved_count", path, 0, high),
-        missing_count=_number(record, "missing_attachment_count", path, 0, high),
-        complete_time=_time(record, "completed_at", path, optional=True),
+        create_time=get_required_time(record, "created_at", path),
+        error=get_text(record, "error", path, rules.MAX_MESSAGE_CHARS),
+        accepted_count=get_number(record, "accepted_count", path, 0, high),
+        skipped_count=get_number(record, "skipped_count", path, 0, high),
+        unresolved_count=get_number(record, "unresolved_count", path, 0, high),
+        missing_count=get_number(record, "missing_attachment_count", path, 0, high),
+        complete_time=get_time(record, "completed_at", path, optional=True),
     )
 
 
 def to_item(
     record: dict[str, Any], tenant_id: str, path: str, secrets: SecretDetector | None
 ) -> ImportItem:
-    skip = _enum(record, "skip_reason", SkipReason, path)
+    skip = get_enum(record, "skip_reason", SkipReason, path)
     if skip is SkipReason.SECRET:
         raise ArchiveError(f"{path}.skip_reason", "a skipped secret is never exported")
-    text = _text(record, "content", path, rules.MAX_MESSAGE_CHARS)
-    _refuse_secret(text, f"{path}.content", secrets)
-    lineage = _get(record, "lineage_hash", str, path)
+    text = get_text(record, "content", path, rules.MAX_MESSAGE_CHARS)
+    refuse_secret(text, f"{path}.content", secrets)
+    lineage = get_typed(record, "lineage_hash", str, path)
     if lineage and not SHA256.fullmatch(lineage):
         raise ArchiveError(f"{path}.lineage_hash", "is not 64 hex digits")
     return ImportItem(
-        id=_id(record, "id", path),
-        batch_id=_id(record, "batch_id", path),
+        id=get_id(record, "id", path),
+        batch_id=get_id(record, "batch_id", path),
         tenant_id=tenant_id,
-        user_id=_subject(record, "user_id", path),
-        ordinal=_number(record, "ordinal", path, 0, rules.MAX_STORED_INT),
-        outcome=_enum(record, "outcome", ItemOutcome, path),
+        user_id=get_subject(record, "user_id", path),
+        ordinal=get_number(record, "ordinal", path, 0, rules.MAX_STORED_INT),
+        outcome=get_enum(record, "outcome", ItemOutcome, path),
         skip_reason=skip,
-        speaker=_enum(record, "speaker", Speaker, path),
+        speaker=get_enum(record, "speaker", Speaker, path),
         text=text,
         lineage_hash=lineage,
-        source_time=_time(record, "source_time", path, optional=True),
-        source_ref=_text(record, "source_ref", path, rules.MAX_SOURCE_REF_CHARS),
-        attachment=_text(record, "attachment", path, rules.MAX_SOURCE_REF_CHARS),
-        review=_enum(record, "review", ItemReview, path),
-        memory_id=_id(record, "memory_id", path, optional=True),
+        source_time=get_time(record, "source_time", path, optional=True),
+        source_ref=get_text(record, "source_ref", path, rules.MAX_SOURCE_REF_CHARS),
+        attachment=get_text(record, "attachment", path, rules.MAX_SOURCE_REF_CHARS),
+        review=get_enum(record, "review", ItemReview, path),
+        memory_id=get_id(record, "memory_id", path, optional=True),
     )
 
 
