@@ -25,64 +25,32 @@ the message alone (never another tenant's data).
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from memory_service.domain import lexicon, rules
 from memory_service.domain.call_memo import CallMemo
 from memory_service.domain.ports import Thesaurus
-from memory_service.domain.secrets import INVISIBLE
+from memory_service.domain.wording import (
+    EMAIL,
+    JOINED,
+    MEASURE,
+    MIN_PREFIX,
+    SINGLE_LETTER,
+    WORD,
+    Text,
+    base,
+    close,
+    is_content,
+    is_figure,
+    opposites,
+    plain,
+    synonyms,
+)
 
 UNGROUNDED = "UNGROUNDED"
 
-# "3.5", "9:30" and dates ("2024-03-05", "05/03/2024") are one figure each
-_WORD = re.compile(r"\d{4}-\d{1,2}-\d{1,2}\b|\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\d+(?:[.:]\d+)+|\w+")
-# Tried only where a run of address characters starts, so a long run fails once (linear).
-_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-# Codes that join letters and digits ("BX-440-R", "4410-A"): a letter changed is another code.
-# Found as runs of word characters joined by "-" or "/" (linear), then kept when they mix.
-_JOINED = re.compile(r"(?<![\w/-])\w+(?:[-/]\w+)+")
-_APOSTROPHES = str.maketrans({c: "'" for c in "\u00b4`\u02bc\u2018\u2019\u02b9\u2032"})
-_DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"})
-_MEASURE = re.compile(r"\d+-[^\W\d_]{3,}")  # "30-day", "3-year": a figure and a unit
-_SINGLE_LETTER = re.compile(r"(?<![\w.'\u2019-])([B-HJ-Z]|A(?!\s+[a-z]))(?![\w'\u2019])")
-_NO_LONGER = re.compile(r"\bno\s+longer\b|\bany\s?more\b")
-_NO_ONE = re.compile(r"\bno[-\s]one\b")
-_MAY = re.compile(r"(?<=[\w,] )May\b|^May(?=\s+\d)")  # the month, not "may I"
-_EVERY = re.compile(r"\b(?:every|each)\s+(day|week|month|quarter|year|morning|evening|night)\b")
-_PERIODS = {"day": "daily", "week": "weekly", "month": "monthly", "quarter": "quarterly"}
-_PERIODS |= {"year": "yearly", "morning": "daily morning", "evening": "daily evening"}
-_PERIODS |= {"night": "nightly"}
-_CANNOT_STAND = re.compile(r"\bnot\s+stand\b")
-_ONE = re.compile(r"\b(?:a|an|one|per)\s+(?=(?:year|month|week|day|hour|minute|quarter)\b)")
-_CONTRACTED_NOT = re.compile(r"(?:ca)?n['\u2019\u00b4`\u02bc]t\b")
-_NOT_ONLY = re.compile(r"\bnot\s+only\b")
-_USED_TO = re.compile(r"\bused\s+to\s+(?!\w+ing\b)")  # "used to use": no longer
-# "gluten-free" and "non-vegetarian" are words of their own, never "gluten" or "vegetarian"
-_FREE_OF = re.compile(r"\b(\w+)-free\b")
-_NON = re.compile(r"\bnon-(?=\w)")
-_MERIDIEM = re.compile(r"(?<=\d)\s*(a\.?m\.?|p\.?m\.?)(?!\w)")
-_SPACED_THOUSANDS = re.compile(r"(?<![\d.,])(\d{1,3})((?: \d{3})+)\b")  # "10 000" as "10000"
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_ORDINAL = re.compile(r"(?<=\d)(?:st|nd|rd|th)\b")
-_UNIT = re.compile(r"(?<=\d)(h|hrs?|mins?|x)\b")
-_SCALED = re.compile(r"(\d+(?:\.\d+)?)\s*(k|m|bn|thousand|million|billion|hundred)\b")
-_SCALES = {"k": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_000}
-_SCALES |= {"bn": 1_000_000_000, "billion": 1_000_000_000, "hundred": 100}
-_CURRENCY = {"$": " usd ", "€": " eur ", "£": " gbp ", "%": " percent "}
-_CURRENCY_WORDS = {"dollar": "usd", "dollars": "usd", "bucks": "usd", "euro": "eur"}
-_CURRENCY_WORDS |= {"euros": "eur", "pct": "percent", "hr": "hour", "hrs": "hour", "h": "hour"}
-_CURRENCY_WORDS |= {"min": "minute", "mins": "minute", "am": "antemeridiem"}
-_CURRENCY_WORDS |= {"pm": "postmeridiem"}
-_NUMBER_WORD = re.compile(
-    r"\b(?:" + "|".join(sorted(lexicon.NUMBER_VALUES, key=len, reverse=True)) + r")\b"
-)
-_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
-_UNITS = "one|two|three|four|five|six|seven|eight|nine"
-_COMPOUND_NUMBER = re.compile(rf"\b({_TENS})[-\s]({_UNITS})\b")
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _AFFIRMED = frozenset(["yes", "yeah", "yep", "sure", "definitely", "absolutely", "correct"])
 _CLAUSE_BREAK = re.compile(
@@ -94,236 +62,6 @@ _ADVERB = re.compile(r"\w+ly|now|still|often|always|also|just")
 _POSSESSIVE = re.compile(r"['\u2019]s$")
 _SPEAKER = frozenset(["i", "we"])  # the speaker as a clause's subject
 _FIRST_PERSON = frozenset(["i", "me", "my", "mine", "myself", "we", "us", "our", "ours"])
-_MIN_PREFIX = 4  # words shorter than this match only as they are
-_MAX_INFLECTION_CHARS = 3  # "-less" and "-free" are longer: they change the meaning
-# Endings cut before words are compared, longest first; each keeps a stem of at least 3 or 4
-# letters ("paper" is not "pap" + "er", "early" not "ear" + "ly").
-_PLURAL: tuple[tuple[str, str, int], ...] = (
-    ("ies", "y", 2),
-    ("ied", "y", 2),
-    ("sses", "ss", 2),
-    ("xes", "x", 2),
-)
-_PLURAL += (("ches", "ch", 2), ("shes", "sh", 2), ("s", "", 3))
-_DERIVATIONS = (
-    ("ations", 4),
-    ("ation", 4),
-    ("ments", 3),
-    ("ment", 3),
-    ("ness", 4),
-    ("ences", 4),
-    ("ence", 4),
-    ("ances", 4),
-    ("ance", 4),
-    ("ings", 3),
-    ("ing", 2),
-    ("sions", 4),
-    ("sion", 4),
-    ("ions", 4),
-    ("ion", 4),
-    ("ity", 4),
-    ("able", 4),
-    ("ible", 4),
-    ("ive", 4),
-    ("ful", 4),
-    ("ers", 4),
-    ("er", 4),
-    ("ors", 4),
-    ("or", 4),
-    ("als", 4),
-    ("al", 4),
-    ("ly", 4),
-    ("ed", 2),
-)
-
-
-def base(word: str) -> str:
-    """A word reduced to what its inflections and derivations share ("payments" -> "pay")."""
-    if word in lexicon.IRREGULAR:
-        return lexicon.IRREGULAR[word]
-    if _is_figure(word) or len(word) <= 3:
-        return word
-    for suffix, replacement, keep in _PLURAL:
-        if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= keep:
-            word = word[: -len(suffix)] + replacement
-            break
-    for _ in range(2):  # "annually" -> "annual" -> "annu", as "annual" reduces
-        for suffix, keep in _DERIVATIONS:
-            if word.endswith(suffix) and len(word) - len(suffix) >= keep:
-                word = word[: -len(suffix)]
-                if suffix in ("ing", "ed") and _lost_e(word):
-                    return word + "e"  # "using" -> "use", "hiring" -> "hire", not "asked"
-                if suffix in ("ing", "ed") and len(word) > 3 and word[-1] == word[-2] not in "lsz":
-                    return word[:-1]  # "running" -> "run", "planned" -> "plan"
-                break
-        else:
-            break
-    return word
-
-
-def _lost_e(stem: str) -> bool:
-    """A short stem that ended in a silent e before -ing/-ed: a vowel, then one consonant."""
-    vowels = "aeiou"
-    if len(stem) > 3 or stem[-1] in vowels + "wxy" or stem[-2] not in vowels:
-        return False
-    return len(stem) == 2 or stem[0] not in vowels
-
-
-def _is_figure(word: str) -> bool:
-    return any(c.isdigit() for c in word) or word in lexicon.NUMBER_WORDS
-
-
-def _close(one: str, other: str) -> bool:
-    """The same word, or one an inflection longer than the other ("preferr"/"prefer")."""
-    if one == other:
-        return True
-    if min(len(one), len(other)) < _MIN_PREFIX or abs(len(one) - len(other)) > (
-        _MAX_INFLECTION_CHARS
-    ):
-        return False
-    if one.startswith(other) or other.startswith(one):
-        return True
-    # one last letter apart past a long common stem: "reduct"/"reduce", "decis"/"decid"
-    return len(one) == len(other) >= 6 and one[:-1] == other[:-1]
-
-
-def _index_groups() -> dict[str, list[frozenset[str]]]:
-    by_start: dict[str, list[frozenset[str]]] = {}
-    for group in lexicon.SYNONYMS:
-        reduced = frozenset(base(word) for word in group)
-        for word in reduced:
-            by_start.setdefault(word[:3], []).append(reduced)
-    return by_start
-
-
-_GROUPS = _index_groups()
-_OPPOSITES: dict[str, set[str]] = {}
-for _one, _other in lexicon.ANTONYMS:
-    _OPPOSITES.setdefault(base(_one), set()).add(base(_other))
-    _OPPOSITES.setdefault(base(_other), set()).add(base(_one))
-
-
-def _opposites(stem: str) -> set[str]:
-    found: set[str] = set()
-    for key, others in _OPPOSITES.items():
-        if _close(stem, key):
-            found |= others
-    return found
-
-
-def _synonyms(stem: str) -> set[str]:
-    found: set[str] = set()
-    for group in _GROUPS.get(stem[:3], ()):
-        if any(_close(stem, member) for member in group):
-            found |= group
-    return found
-
-
-@dataclass(frozen=True)
-class _Text:
-    """A text as the rule reads it: its words (casefolded, figures normalised) and their bases."""
-
-    words: tuple[str, ...]
-    bases: frozenset[str]
-
-    @staticmethod
-    def of(text: str) -> _Text:
-        words = tuple(_words(text))
-        return _Text(words, frozenset(base(word) for word in words))
-
-    def has(self, word: str, *, loosely: bool = True) -> bool:
-        """Whether the word occurs here: as it is for figures; by its base, a close base
-        (`loosely`) or a synonym for the others."""
-        return self.strength(word, loosely=loosely) > 0
-
-    @cached_property
-    def _by_start(self) -> dict[str, list[str]]:
-        """Bases by their first four letters: a close base shares them (see `_close`)."""
-        index: dict[str, list[str]] = {}
-        for other in self.bases:
-            if not _is_figure(other) and len(other) >= _MIN_PREFIX:
-                index.setdefault(other[:_MIN_PREFIX], []).append(other)
-        return index
-
-    def _near(self, stem: str) -> bool:
-        if stem in self.bases:
-            return True
-        return any(_close(stem, other) for other in self._by_start.get(stem[:_MIN_PREFIX], ()))
-
-    def strength(self, word: str, *, loosely: bool = True) -> int:
-        """2 when the word itself occurs here (as `has` reads it), 1 through a synonym, else 0."""
-        if _is_figure(word):
-            return 2 if word in self.words else 0
-        stem = base(word)
-        if stem in self.bases or (loosely and self._near(stem)):
-            return 2
-        return int(any(self._near(member) for member in _synonyms(stem)))
-
-    def negated(self) -> bool:
-        """A negation among the words; "stop" only before a verb ("stop sending", not "stop
-        the pilot", which ends it)."""
-        following = [*self.words[1:], ""][: len(self.words)]
-        return any(
-            word in lexicon.NEGATORS and (word not in lexicon.STOPPING or after.endswith("ing"))
-            for word, after in zip(self.words, following, strict=True)
-        )
-
-
-def _prepared(text: str) -> str:
-    """One spelling for what may be written several ways: "n't" as "not", "1,250" as "1250",
-    "10am" as "10 am", "3rd" as "3", "$" as "usd", "twenty-five" and "25k" as numbers,
-    "gluten-free" as "glutenfree", "used to" and "no longer" as "no", "every week" as "weekly"."""
-    text = _MAY.sub("maymonth", _plain(text)).casefold()
-    text = _NO_ONE.sub("nobody", text)
-    text = _CONTRACTED_NOT.sub(" not", text)
-    text = _NOT_ONLY.sub(" ", text)
-    text = _USED_TO.sub("no longer ", text)
-    text = _FREE_OF.sub(r"\1free", text)
-    text = _NON.sub("non", text)
-    text = _MERIDIEM.sub(lambda m: " am" if m.group(1)[0] == "a" else " pm", text)
-    for sign, word in _CURRENCY.items():
-        text = text.replace(sign, word)
-    text = _SPACED_THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(" ", ""), text)
-    text = _THOUSANDS.sub("", text)
-    text = _ORDINAL.sub("", text)
-    text = _UNIT.sub(r" \1", text)
-    text = _ONE.sub("1 ", text)
-    text = _COMPOUND_NUMBER.sub(
-        lambda m: str(lexicon.NUMBER_VALUES[m.group(1)] + lexicon.NUMBER_VALUES[m.group(2)]), text
-    )
-    text = _NUMBER_WORD.sub(lambda m: str(lexicon.NUMBER_VALUES[m.group()]), text)
-    text = _SCALED.sub(_scaled, text)
-    text = _NO_LONGER.sub(lambda m: " no " if m.group().startswith("no") else " ", text)
-    text = _EVERY.sub(lambda m: _PERIODS[m.group(1)], text)  # "every week" as "weekly"
-    return _CANNOT_STAND.sub("dislike", text)  # "can't stand" says "dislike"
-
-
-def _plain(text: str) -> str:
-    """Compatibility forms folded, invisible characters dropped, every dash an ASCII hyphen."""
-    text = text.translate(_APOSTROPHES)  # before NFKC, which splits an acute accent off
-    return INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).translate(_DASHES)
-
-
-def _scaled(match: re.Match[str]) -> str:
-    """ "1.5k", "5 million", "two hundred" (as "2 hundred") as the whole number."""
-    number = float(match.group(1)) * _SCALES[match.group(2)]
-    return str(int(number)) if number == int(number) else str(number)
-
-
-def _words(text: str) -> Iterator[str]:
-    for word in _WORD.findall(_prepared(_EMAIL.sub(" ", text))):
-        word = _CURRENCY_WORDS.get(word, word)
-        value = lexicon.NUMBER_VALUES.get(word)
-        yield word if value is None else str(value)
-
-
-def _content(word: str) -> bool:
-    """Not a function word, nor a negation ("stop" is a word of its own before a noun)."""
-    if word in lexicon.FUNCTION_WORDS or (
-        word in lexicon.NEGATORS and word not in lexicon.STOPPING
-    ):
-        return False
-    return len(word) >= 2 or word.isdigit()
 
 
 def _located(quote: str, evidence_text: str) -> str | None:
@@ -348,10 +86,10 @@ def _proper_names(support_text: str) -> set[str]:
     """Words the support writes with a capital away from a sentence's start: its names."""
     found: set[str] = set()
     for sentence in _SENTENCE_END.split(support_text):
-        words = _WORD.findall(sentence)
+        words = WORD.findall(sentence)
         for position, word in enumerate(words):
             folded = word.casefold()
-            if not word[:1].isupper() or not _content(folded) or _of_time(folded):
+            if not word[:1].isupper() or not is_content(folded) or _of_time(folded):
                 continue
             if position > 0 or _uncommon(folded):  # "Sunil manages ...", not "Invoices go ..."
                 found.add(folded)
@@ -366,7 +104,7 @@ def _uncommon(word: str) -> bool:
     )
 
 
-def _leading_names(value: str, support_text: str, support: _Text, proper: set[str]) -> set[str]:
+def _leading_names(value: str, support_text: str, support: Text, proper: set[str]) -> set[str]:
     """The speaker of an "I" statement, named by an extractor writing about the conversation
     ("Caroline attended ...", "Luis Ortega runs ... at Ortega Chevrolet"): up to three
     capitalised words at the start of the value, then a possessive, "and" or a finite verb. Not
@@ -378,7 +116,7 @@ def _leading_names(value: str, support_text: str, support: _Text, proper: set[st
     names: list[str] = []
     possessive = False
     for token in tokens[:3]:
-        word = _WORD.findall(token)
+        word = WORD.findall(token)
         folded = word[0].casefold() if word else ""
         if not word or not word[0][:1].isupper() or (support.has(folded) and folded not in proper):
             break
@@ -391,8 +129,8 @@ def _leading_names(value: str, support_text: str, support: _Text, proper: set[st
     finite = following in lexicon.FINITE_VERBS or following.endswith(("s", "ed"))
     if not names or not (possessive or finite or following == "and"):
         return set()
-    kept = set(_Text.of(value).words)
-    drawn_on = _drawn_on([w for w in kept if _content(w) and w not in names], support_text)
+    kept = set(Text.of(value).words)
+    drawn_on = _drawn_on([w for w in kept if is_content(w) and w not in names], support_text)
     if all(name in proper for name in names) or not (proper & drawn_on) <= kept:
         return set()
     return set(names)
@@ -408,7 +146,7 @@ def _drawn_on(words: list[str], text: str) -> set[str]:
 
 def _capitalised(value: str, proper: set[str]) -> set[str]:
     """The value's capitalised words: past its first word, or any the message names too."""
-    words = _WORD.findall(value)
+    words = WORD.findall(value)
     found = {word.casefold() for word in words[1:] if word[:1].isupper()}
     if words and words[0][:1].isupper() and words[0].casefold() in proper:
         found.add(words[0].casefold())
@@ -424,7 +162,7 @@ _DISLIKING = frozenset(base(word) for word in lexicon.DISLIKING)
 _LIKING = frozenset(base(word) for word in lexicon.LIKING)
 
 
-def _negative_prefixes(value: str, support: _Text) -> str:
+def _negative_prefixes(value: str, support: Text) -> str:
     """The value with "unwilling" read as "not willing" where the evidence has "willing"."""
 
     def spelled_out(match: re.Match[str]) -> str:
@@ -439,17 +177,17 @@ def _negative_prefixes(value: str, support: _Text) -> str:
                 return f"not {rest}"
         return word
 
-    return _WORD.sub(spelled_out, value)
+    return WORD.sub(spelled_out, value)
 
 
-def _says_dislike(support: _Text) -> bool:
+def _says_dislike(support: Text) -> bool:
     """A word of disliking, or a negated word of liking ("don't like", not "don't mind")."""
     return bool(support.bases & _DISLIKING) or (support.negated() and bool(support.bases & _LIKING))
 
 
 @dataclass(frozen=True)
 class _Clause:
-    text: _Text
+    text: Text
     negated: bool
     asked: bool  # a question nobody answered yes to: it says nothing
 
@@ -461,13 +199,13 @@ def _clauses(text: str) -> list[_Clause]:
     start = 0
     for match in [*_CLAUSE_BREAK.finditer(text), None]:
         end = len(text) if match is None else match.start()
-        part = _Text.of(text[start:end])
+        part = Text.of(text[start:end])
         asked = match is not None and match.group() == "?"
         last = match is None or match.group() in ".!?;\n"  # the end of a sentence
         start = end if match is None else match.end()
         if not part.words:
             continue
-        if clauses and not any(_content(w) for w in part.words):
+        if clauses and not any(is_content(w) for w in part.words):
             elliptic = all(w in lexicon.NEGATORS or w in lexicon.ELLIPSIS for w in part.words)
             if part.negated() and last and elliptic:  # "but can't", "Nope.", "never have"
                 clauses[-1] = _Clause(clauses[-1].text, True, False)
@@ -483,7 +221,7 @@ def _index(clauses: list[_Clause]) -> dict[str, set[int]]:
     index: dict[str, set[int]] = {}
     for number, clause in enumerate(clauses):
         for stem in clause.text.bases:
-            index.setdefault(stem if _is_figure(stem) else stem[:_MIN_PREFIX], set()).add(number)
+            index.setdefault(stem if is_figure(stem) else stem[:MIN_PREFIX], set()).add(number)
     return index
 
 
@@ -496,8 +234,8 @@ def _candidates(words: list[str], index: dict[str, set[int]], clauses: list[_Cla
     found: set[int] = set()
     for word in words:
         stem = base(word)
-        for key in {stem, *_synonyms(stem)}:
-            found |= index.get(key if _is_figure(key) else key[:_MIN_PREFIX], set())
+        for key in {stem, *synonyms(stem)}:
+            found |= index.get(key if is_figure(key) else key[:MIN_PREFIX], set())
     if len(found) <= _MOST_CLAUSES:
         return found
     stems = {base(word) for word in words}
@@ -513,7 +251,7 @@ def _clause_mismatch(value_text: str, support_text: str, names: set[str], proper
     index = _index(clauses)
     negated_anywhere = any(clause.negated for clause in clauses)
     for part in _clauses(value_text):
-        words = [w for w in part.text.words if _content(w) and w not in lexicon.FRAMING_WORDS]
+        words = [w for w in part.text.words if is_content(w) and w not in lexicon.FRAMING_WORDS]
         candidates = _candidates(words, index, clauses)
         scored = [(_score(clauses[i].text, words, proper), i) for i in candidates]
         best = max((score for score, _ in scored), default=0)
@@ -557,20 +295,20 @@ def _says_more(clauses: list[_Clause], names: set[str]) -> bool:
     """Whether a clause naming one of `names` says something of its own ("Ama runs the cafe"),
     rather than only naming it beside another ("..., Alina, ...")."""
     return any(
-        names & set(c.text.words) and any(_content(w) and w not in names for w in c.text.words)
+        names & set(c.text.words) and any(is_content(w) and w not in names for w in c.text.words)
         for c in clauses
     )
 
 
-def _score(clause: _Text, words: list[str], proper: set[str]) -> int:
+def _score(clause: Text, words: list[str], proper: set[str]) -> int:
     """How much of `words` the clause says: a name or a figure counts more than other words."""
     return sum(
-        clause.strength(w) + (2 if (w in proper or _is_figure(w)) and w in clause.words else 0)
+        clause.strength(w) + (2 if (w in proper or is_figure(w)) and w in clause.words else 0)
         for w in words
     )
 
 
-def _others(clause: _Text, names: set[str], proper: set[str]) -> bool:
+def _others(clause: Text, names: set[str], proper: set[str]) -> bool:
     """Whether the clause speaks of a name other than `names`, or of "I" or "we"."""
     return bool(set(clause.words) & _SPEAKER) or bool((set(clause.words) & proper) - names)
 
@@ -580,16 +318,16 @@ def _grounding(value: str, quote: str, evidence_text: str) -> str:
     support_text = _located(quote, evidence_text) if quote else evidence_text
     if support_text is None:
         return f"{UNGROUNDED}: the quote does not occur in its evidence"
-    support = _Text.of(support_text)
-    said = _Text.of(_negative_prefixes(value, support))
-    words = [word for word in said.words if _content(word)]
+    support = Text.of(support_text)
+    said = Text.of(_negative_prefixes(value, support))
+    words = [word for word in said.words if is_content(word)]
     proper = _proper_names(evidence_text)
     first_person = _FIRST_PERSON & set(support.words)
     speaker = _leading_names(value, support_text, support, proper) if first_person else set()
     names = {
         n
         for n in _capitalised(value, proper)
-        if _content(n) and not _is_figure(n) and not _of_time(n) and n not in lexicon.NUMBER_VALUES
+        if is_content(n) and not is_figure(n) and not _of_time(n) and n not in lexicon.NUMBER_VALUES
     } - speaker
     problem = (
         _exact_parts(value, support_text, support, words)
@@ -604,9 +342,9 @@ def _codes(text: str) -> set[str]:
     """Codes that join letters and digits ("BX-440-R", "4410-A", "INV/20417"), casefolded;
     a figure and its unit ("30-day") is a measure, not a code."""
     found = set()
-    for joined in _JOINED.findall(_plain(text)):
+    for joined in JOINED.findall(plain(text)):
         mixed = any(c.isdigit() for c in joined) and any(c.isalpha() for c in joined)
-        if mixed and not _MEASURE.fullmatch(joined):
+        if mixed and not MEASURE.fullmatch(joined):
             found.add(joined.casefold().replace("/", "-"))
     return found
 
@@ -614,13 +352,13 @@ def _codes(text: str) -> set[str]:
 def _single_letters(text: str) -> list[str]:
     """Capital letters standing alone ("Plan B", "gate C", "John F. Kennedy"): a letter changed
     is another plan, gate or person. "I" and the article "A" are not among them."""
-    return [letter.casefold() for letter in _SINGLE_LETTER.findall(_plain(text))]
+    return [letter.casefold() for letter in SINGLE_LETTER.findall(plain(text))]
 
 
-def _exact_parts(value: str, support_text: str, support: _Text, words: list[str]) -> str:
+def _exact_parts(value: str, support_text: str, support: Text, words: list[str]) -> str:
     """E-mail addresses, codes, figures and words of time and order: as the evidence has them."""
-    addresses = {email.casefold() for email in _EMAIL.findall(support_text)}
-    for email in _EMAIL.findall(_plain(value)):
+    addresses = {email.casefold() for email in EMAIL.findall(support_text)}
+    for email in EMAIL.findall(plain(value)):
         if email.casefold() not in addresses:
             return f"the e-mail address {email!r} does not occur in its evidence"
     codes = _codes(support_text)
@@ -631,7 +369,7 @@ def _exact_parts(value: str, support_text: str, support: _Text, words: list[str]
         if letter not in letters:
             return f"the letter {letter.upper()!r} does not occur in its evidence"
     for word in words:
-        if _is_figure(word) and not support.has(word):
+        if is_figure(word) and not support.has(word):
             return f"the figure or identifier {_quoted(word, value)} does not occur in its evidence"
     for word in words:
         if word in lexicon.POLAR and not support.has(word, loosely=False):
@@ -639,13 +377,13 @@ def _exact_parts(value: str, support_text: str, support: _Text, words: list[str]
     return ""
 
 
-def _opposite_meaning(value: str, support: _Text, said: _Text, words: list[str]) -> str:
+def _opposite_meaning(value: str, support: Text, said: Text, words: list[str]) -> str:
     """An opposite of a word of the evidence, or a dislike it does not say."""
     for word in words:
         if base(word) in support.bases:  # the word itself; a synonym or a longer form
             continue  # ("employee" for "employer") may be its opposite
-        opposites = _opposites(base(word))
-        opposite = {other for other in support.bases if any(_close(other, o) for o in opposites)}
+        contrary = opposites(base(word))
+        opposite = {other for other in support.bases if any(close(other, o) for o in contrary)}
         if opposite:
             return (
                 f"{_quoted(word, value)} is the opposite of {sorted(opposite)[0]!r} in its evidence"
@@ -660,7 +398,7 @@ def _unsupported(
     value: str,
     evidence_text: str,
     support_text: str,
-    support: _Text,
+    support: Text,
     words: list[str],
     names: set[str],
     speaker: set[str],
@@ -673,7 +411,7 @@ def _unsupported(
             if rules.quote_occurs(value, support_text)
             else "the value does not occur in its evidence"
         )
-    message = set(_Text.of(evidence_text).words)
+    message = set(Text.of(evidence_text).words)
     for word in sorted(names):
         if word not in message and word not in lexicon.POLAR:  # as it is: "Tomas" is not "Tomasz"
             return f"the name {_quoted(word, value)} does not occur in its evidence"
@@ -712,7 +450,7 @@ def _key(word: str) -> str:
     return stem[:-1] if len(stem) > 3 and stem.endswith("e") else stem
 
 
-def _thesaurus_supports(word: str, support: _Text) -> bool:
+def _thesaurus_supports(word: str, support: Text) -> bool:
     """Whether a content word of the support and `word` each list the other (both ways: a
     one-way entry is often only an association)."""
     stem = _key(word)
@@ -722,7 +460,7 @@ def _thesaurus_supports(word: str, support: _Text) -> bool:
     return any(
         _key(surface) in listed and stem in _entry_bases(surface)
         for surface in support.words
-        if _content(surface) and not _is_figure(surface)
+        if is_content(surface) and not is_figure(surface)
     )
 
 
