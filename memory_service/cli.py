@@ -91,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     address = os.environ.get("MEMORY_ADDRESS", DEFAULT_ADDRESS)
     try:
-        credentials = find_credentials()  # a broken configuration first, before the network
         channel = connect(address)
+        credentials = find_credentials()
         cli = Cli(channel, address, credentials.token, args.json)
         COMMANDS[args.command](cli, args)
     except Refused as error:
