@@ -129,7 +129,7 @@ def _leading_names(value: str, support_text: str, support: Text, proper: set[str
     finite = following in lexicon.FINITE_VERBS or following.endswith(("s", "ed"))
     if not names or not (possessive or finite or following == "and"):
         return set()
-    kept = set(Text.of(value).words)
+    kept = set(Text.of(value, said=True).words)
     drawn_on = _drawn_on([w for w in kept if is_content(w) and w not in names], support_text)
     if all(name in proper for name in names) or not (proper & drawn_on) <= kept:
         return set()
@@ -192,14 +192,14 @@ class _Clause:
     asked: bool  # a question nobody answered yes to: it says nothing
 
 
-def _clauses(text: str) -> list[_Clause]:
+def _clauses(text: str, *, said: bool = False) -> list[_Clause]:
     """The text's clauses, each with its negation: a clause that only negates ("but can't",
     "Nope.", "please don't") negates the clause before it."""
     clauses: list[_Clause] = []
     start = 0
     for match in [*_CLAUSE_BREAK.finditer(text), None]:
         end = len(text) if match is None else match.start()
-        part = Text.of(text[start:end])
+        part = Text.of(text[start:end], said=said)
         asked = match is not None and match.group() == "?"
         last = match is None or match.group() in ".!?;\n"  # the end of a sentence
         start = end if match is None else match.end()
@@ -250,7 +250,7 @@ def _clause_mismatch(value_text: str, support_text: str, names: set[str], proper
     clauses = _clauses(support_text)
     index = _index(clauses)
     negated_anywhere = any(clause.negated for clause in clauses)
-    for part in _clauses(value_text):
+    for part in _clauses(value_text, said=True):
         words = [w for w in part.text.words if is_content(w) and w not in lexicon.FRAMING_WORDS]
         candidates = _candidates(words, index, clauses)
         scored = [(_score(clauses[i].text, words, proper), i) for i in candidates]
@@ -319,7 +319,7 @@ def _grounding(value: str, quote: str, evidence_text: str) -> str:
     if support_text is None:
         return f"{UNGROUNDED}: the quote does not occur in its evidence"
     support = Text.of(support_text)
-    said = Text.of(_negative_prefixes(value, support))
+    said = Text.of(_negative_prefixes(value, support), said=True)
     words = [word for word in said.words if is_content(word)]
     proper = _proper_names(evidence_text)
     first_person = _FIRST_PERSON & set(support.words)
@@ -417,6 +417,7 @@ def _unsupported(
             return f"the name {_quoted(word, value)} does not occur in its evidence"
     for word in words:
         free = word in names or word in speaker or word in lexicon.FRAMING_WORDS
+        free = free or word in lexicon.LIGHT_VERBS
         if not free and not support.has(word) and not _thesaurus_supports(word, support):
             return f"the word {_quoted(word, value)} does not occur in its evidence"
     return ""

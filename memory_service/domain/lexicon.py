@@ -217,6 +217,16 @@ IRREGULAR = {
     "tries": "try",
     "tried": "try",
     "intention": "intend",
+    "rose": "rise",
+    "risen": "rise",
+    "fell": "fall",
+    "fallen": "fall",
+    "owner": "own",
+    "owners": "own",
+    "buyer": "buy",
+    "buyers": "buy",
+    "payer": "pay",
+    "payers": "pay",
 }
 # Words after a subject that make it one: "Caroline is ...", "Omar went ..." (see
 # `grounding._leading_names`); verbs ending in -s or -ed need no entry.
@@ -448,6 +458,8 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     seat sit
     before until till prior
     hate loathe detest despise dislike
+    below under beneath less fewer
+    above over more exceed
     """.strip().splitlines()
 )
 
@@ -489,4 +501,126 @@ ANTONYMS: tuple[tuple[str, str], ...] = tuple(
     """
         )
     )
+)
+
+# Verbs that carry no fact of their own beside a noun or the rest of a summary ("gave approval"
+# for "approved", "handles consolidation", "gets up at six", "tasks include ..."). Not "go",
+# "take" or "make": "went to Acme" is a fact that "called Acme" does not say. A value may add
+# them. They are still read for opposites ("gave" where its evidence says
+# "took") and for negation ("refused approval" is not "gave approval").
+LIGHT_VERBS = _set(
+    """
+    get gets got gotten getting give gives gave given giving handle handles handled handling
+    spend spends spent spending find finds found finding include includes included including
+    consist consists consisted consisting comprise comprises comprised involve involves
+    involved involving
+    """
+)
+
+
+def _forms(verb: str) -> str:
+    """A regular verb's forms as an alternation: "sign" -> "sign|signs|signing|signed"."""
+    stem = verb[:-1] if verb.endswith("e") else verb
+    third = verb + "es" if verb.endswith(("sh", "ch", "s", "x")) else verb + "s"
+    if verb.endswith("y") and verb[-2] not in "aeiou":
+        return f"{verb}|{verb[:-1]}ies|{verb}ing|{verb[:-1]}ied"
+    return f"{verb}|{third}|{stem}ing|{stem}ed"
+
+
+_IRREGULAR_FORMS = {
+    "go": "go|goes|going|went|gone",
+    "break": "break|breaks|breaking|broke|broken",
+    "come": "come|comes|coming|came",
+    "find": "find|finds|finding|found",
+    "give": "give|gives|giving|gave|given",
+    "take": "take|takes|taking|took|taken",
+    "hold": "hold|holds|holding|held",
+    "lay": "lay|lays|laying|laid",
+    "bring": "bring|brings|bringing|brought",
+    "fall": "fall|falls|falling|fell|fallen",
+    "shoot": "shoot|shoots|shooting|shot",
+    "put": "put|puts|putting",
+    "cut": "cut|cuts|cutting",
+    "set": "set|sets|setting",
+    "keep": "keep|keeps|keeping|kept",
+    "deal": "deal|deals|dealing|dealt",
+    "wake": "wake|wakes|waking|woke|woken",
+    "step": "step|steps|stepping|stepped",
+    "drop": "drop|drops|dropping|dropped",
+    "wrap": "wrap|wraps|wrapping|wrapped",
+    "kick": "kick|kicks|kicking|kicked",
+}
+
+# Phrasal verbs and the one verb that says the same ("went up" -> "rise", "called off" ->
+# "cancel"): particle right after the verb. In a value the phrase reads as that verb; in its
+# evidence the verb is read beside the phrase, so either wording supports the other.
+PHRASAL_VERBS: tuple[tuple[str, str, str], ...] = tuple(
+    (_IRREGULAR_FORMS.get(verb) or _forms(verb), particle, meaning)
+    for verb, particle, meaning in (
+        line.strip().split(":")
+        for line in """
+    go:up:rise
+    go:down:fall
+    shoot:up:rise
+    come:down:fall
+    break:down:not working
+    turn:down:decline
+    call:off:cancel
+    put:off:postpone
+    push:back:postpone
+    find:out:learn
+    sign:up:register
+    pick:up:collect
+    look:after:care
+    look:into:investigate
+    look:for:seek
+    carry:on:continue
+    keep:on:continue
+    give:up:quit
+    show:up:arrive
+    turn:up:arrive
+    reach:out:contact
+    fill:in|out:complete
+    figure:out:solve
+    hand:over|in:deliver
+    drop:off:deliver
+    take:over:assume
+    back:out:withdraw
+    pull:out:withdraw
+    hold:off:delay
+    lay:off:dismiss
+    bring:up:mention
+    point:out:mention
+    head:up:lead
+    step:down:resign
+    sign:off:approve
+    sort:out:resolve
+    roll:out:launch
+    kick:off:start
+    wrap:up:finish
+    fall:through:fail
+    cut:back|down:reduce
+    wake:up:wake
+    set:up:arrange
+    deal:with:handle
+    put:together:prepare
+        """.strip().splitlines()
+    )
+)
+
+# Set phrases and how a value reads them / what they also say in its evidence: "is broken"
+# says "not working", "too little" says "not enough", "has to" says "must" (a value) and
+# "require" (evidence), "because of" says "because" ("due to" is left alone: "payment due to
+# Acme" says who is owed).
+IDIOMS: tuple[tuple[str, str, str], ...] = (
+    (r"\b(?:is|are|was|were|been|being|'s|got|get|gets) broken\b", "not working", "not working"),
+    (r"\bout of order\b", "not working", "not working"),
+    (r"\bstop(?:s|ped|ping)? (?:working|functioning)\b", "not working", "not working"),
+    (r"\b(?:crazy|mad|nuts|wild) about\b", "love", "love"),
+    (r"\bgo(?:es|ing)? by(?! (?:the|a|an|car|bus|train|plane|bike)\b)", "called", "called"),
+    (r"\bbeen (?=to\b)", "been ", "been gone "),
+    (r"\btoo (?:little|few)\b", "not enough", "not enough"),
+    (r"\bowing to\b|\bbecause of\b|\bas a result of\b", "because", "because"),
+    (r"\b(?:has|have|had|need|needs|needed) to\b", "must", "must require"),
+    (r"\bup to (?=spec|standard|scratch|par|code)", "meet ", "meet "),
 )

@@ -191,8 +191,9 @@ class Text:
     bases: frozenset[str]
 
     @staticmethod
-    def of(text: str) -> Text:
-        words = tuple(_words(text))
+    def of(text: str, *, said: bool = False) -> Text:
+        """Evidence as the rule reads it; with `said`, a value (see `_reworded`)."""
+        words = tuple(_words(text, said=said))
         return Text(words, frozenset(base(word) for word in words))
 
     def has(self, word: str, *, loosely: bool = True) -> bool:
@@ -231,6 +232,21 @@ class Text:
             word in lexicon.NEGATORS and (word not in lexicon.STOPPING or after.endswith("ing"))
             for word, after in zip(self.words, following, strict=True)
         )
+
+
+_REWORDINGS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
+    (re.compile(rf"\b(?:{forms})\s+(?:{particle})\b"), meaning, meaning)
+    for forms, particle, meaning in lexicon.PHRASAL_VERBS
+) + tuple((re.compile(pattern), said, also) for pattern, said, also in lexicon.IDIOMS)
+
+
+def _reworded(text: str, *, said: bool) -> str:
+    """Phrasal verbs and set phrases (`lexicon.PHRASAL_VERBS`, `lexicon.IDIOMS`): a value's are
+    read as what they mean; evidence keeps its words and says the meaning too, so "rose" is
+    supported by "went up" and "went up" by "rose"."""
+    for pattern, as_said, also in _REWORDINGS:
+        text = pattern.sub(as_said if said else rf"\g<0> {also}", text)
+    return text
 
 
 def _prepared(text: str) -> str:
@@ -274,8 +290,8 @@ def _scaled(match: re.Match[str]) -> str:
     return str(int(number)) if number == int(number) else str(number)
 
 
-def _words(text: str) -> Iterator[str]:
-    for word in WORD.findall(_prepared(EMAIL.sub(" ", text))):
+def _words(text: str, *, said: bool = False) -> Iterator[str]:
+    for word in WORD.findall(_reworded(_prepared(EMAIL.sub(" ", text)), said=said)):
         word = _CURRENCY_WORDS.get(word, word)
         value = lexicon.NUMBER_VALUES.get(word)
         yield word if value is None else str(value)

@@ -80,6 +80,33 @@ UNFAITHFUL = [
     ("Karim is the decision maker", "The decision maker is Hassan, not Karim, Karim just runs it."),
     ("Ama is head roaster", "I'm head roaster, Ama runs the cafe side."),
     ("Brother Tomas is visiting", "My brother Tomasz is visiting next week."),
+    # phrasal verbs, set phrases and light verbs read for what they mean, never against it
+    ("prices fell this year", "Our prices went up this year."),
+    ("prices went down this year", "Our prices rose this year."),
+    ("the fryer works again", "The fryer broke down on Friday."),
+    ("the fax machine is broken", "The fax machine is working again."),
+    ("ordered enough insulation", "The contractor ordered too little insulation."),
+    ("went to Acme HQ", "I called Acme HQ"),
+    ("gave budget approval", "The client refused budget approval."),
+    ("has to validate every lot", "The lab doesn't have to validate every lot."),
+    ("payment due to Acme", "Acme pays us by the end of the month."),
+    ("signed up for the webinar", "I called off the webinar."),
+]
+
+# Paraphrases that say the same thing in other words (phrasal verbs, set phrases, light verbs).
+FAITHFUL = [
+    ("shipping costs rose this year", "Our shipping costs went up this year."),
+    ("shipping costs went up", "Shipping costs rose in March."),
+    ("The fryer stopped working on Friday", "The fryer broke down on Friday."),
+    ("The fax machine is not working", "The fax machine is broken again."),
+    ("ordered too little insulation", "The contractor didn't order enough insulation."),
+    ("client gave budget approval", "The client approved the budget yesterday."),
+    ("broker handles consolidation of the shipments", "The broker will consolidate the shipments."),
+    ("goes by Rob", "Just call me Rob."),
+    ("Has not gone to the gym since March", "I haven't been to the gym since March."),
+    ("cancelled the webinar", "We called off the webinar."),
+    ("loves Korean food", "I'm crazy about Korean food."),
+    ("The parts did not meet spec", "The parts weren't up to spec."),
 ]
 
 
@@ -93,6 +120,11 @@ def rule(request: pytest.FixtureRequest) -> Iterator[None]:
 @pytest.mark.parametrize(("value", "said"), UNFAITHFUL)
 def test_an_unfaithful_value_is_refused(rule: None, value: str, said: str) -> None:
     assert grounding.grounding(value, "", said).startswith("UNGROUNDED:"), (value, said)
+
+
+@pytest.mark.parametrize(("value", "said"), FAITHFUL)
+def test_a_faithful_rewording_applies(rule: None, value: str, said: str) -> None:
+    assert grounding.grounding(value, "", said) == "", (value, said)
 
 
 def test_a_name_at_a_sentence_start_is_known_by_the_thesaurus() -> None:
