@@ -9,7 +9,7 @@ a thread searches and records the longest search: what an optimisation costs the
 it times dense searches, hybrid (`search_both`) searches, the CPU of both processes per search,
 and the recall@10 of the dense search against an exact search (float vectors, no quantisation).
 
-    .venv/bin/python -m bench.vector_engine_bench                      # 1M points, edge only
+    .venv/bin/python -m bench.vector_engine_bench                      # 1M points, embedded only
     .venv/bin/python -m bench.vector_engine_bench --points 200000 --local-points 50000
 
 SPEC §7 budget: the embedded engine at 1M points, search p95 <= 5 ms.
@@ -34,8 +34,8 @@ from qdrant_client import QdrantClient
 
 from bench.common import emit, summary_ms
 from retrieval_service.index import DENSE, IndexPoint, VectorIndex
-from retrieval_service.index.edge import EdgeIndex
-from retrieval_service.index.edge_process import OPTIMIZE_POINTS, EdgeProcessIndex
+from retrieval_service.index.embedded import EmbeddedIndex
+from retrieval_service.index.embedded_process import OPTIMIZE_POINTS, EmbeddedProcessIndex
 from retrieval_service.index.qdrant_server import QdrantClientIndex
 from retrieval_service.lexical import Bm25Encoder, SparseTerms
 
@@ -144,7 +144,7 @@ def searches(
     return samples
 
 
-def recall_at_10(edge: EdgeIndex, tenants: int, queries: int, seed: int) -> float:
+def recall_at_10(index: EmbeddedIndex, tenants: int, queries: int, seed: int) -> float:
     """The adapter's dense search against an exact one (every float vector of the tenant
     compared, quantisation ignored) on the same queries: what quantisation costs in quality."""
     exact_params = qe.SearchParams(
@@ -153,8 +153,8 @@ def recall_at_10(edge: EdgeIndex, tenants: int, queries: int, seed: int) -> floa
     found = 0
     total = 0
     for tenant, vector, _terms in queries_of(tenants, queries, seed)[10:]:
-        approximate = {h.id for h in edge.search(tenant, vector, 10, [])}
-        exact = edge._shard.query(  # the bench's reference search, not the adapter's
+        approximate = {h.id for h in index.search(tenant, vector, 10, [])}
+        exact = index._shard.query(  # the bench's reference search, not the adapter's
             qe.QueryRequest(
                 limit=10,
                 query=qe.Query.Nearest(vector, using=DENSE),
@@ -189,14 +189,14 @@ def rss_mib() -> dict[str, int]:
     }
 
 
-def worker_cpu_s(index: EdgeProcessIndex) -> float:
+def worker_cpu_s(index: EmbeddedProcessIndex) -> float:
     """CPU seconds the serving worker process has used (clock ticks of /proc)."""
     fields = Path(f"/proc/{index._worker._process.pid}/stat").read_text().rsplit(")", 1)[1]
     utime, stime = fields.split()[11:13]
     return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
 
 
-def worker_rss_mib(index: EdgeProcessIndex) -> int:
+def worker_rss_mib(index: EmbeddedProcessIndex) -> int:
     for line in Path(f"/proc/{index._worker._process.pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) // 1024
@@ -238,22 +238,24 @@ def run(
     results: dict[str, Any] = {}
     with contextlib.ExitStack() as stack:
         tmp = keep or stack.enter_context(tempfile.TemporaryDirectory())
-        edge = EdgeProcessIndex(Path(tmp) / "edge", DIMENSIONS, optimize_points=optimize_points)
-        searcher = Searcher(edge, tenants, seed)
+        embedded = EmbeddedProcessIndex(
+            Path(tmp) / "embedded", DIMENSIONS, optimize_points=optimize_points
+        )
+        searcher = Searcher(embedded, tenants, seed)
         searcher.start()
         optimizations: list[dict[str, float]] = []
         started = time.perf_counter()
-        loaded = load(edge, points, tenants, seed, optimizations)
-        edge.wait_optimized()
+        loaded = load(embedded, points, tenants, seed, optimizations)
+        embedded.wait_optimized()
         settled = time.perf_counter() - started
         searcher.done.set()
         searcher.join()
-        if edge.last_optimization and edge.last_optimization not in optimizations:
-            optimizations.append(edge.last_optimization)
+        if embedded.last_optimization and embedded.last_optimization not in optimizations:
+            optimizations.append(embedded.last_optimization)
         cpu: list[float] = []
-        used = worker_cpu_s(edge)
-        dense = searches(edge, tenants, queries, seed, cpu=cpu)
-        worker_ms = 1000 * (worker_cpu_s(edge) - used) / len(dense)
+        used = worker_cpu_s(embedded)
+        dense = searches(embedded, tenants, queries, seed, cpu=cpu)
+        worker_ms = 1000 * (worker_cpu_s(embedded) - used) / len(dense)
         results["qdrant-edge"] = {
             "points": points,
             **loaded,
@@ -263,17 +265,17 @@ def run(
             "last_optimization": optimizations[-1] if optimizations else {},
             "searches_during_load": summary_ms(searcher.samples),
             "longest_search_during_load_ms": round(1000 * max(searcher.samples), 1),
-            "segments": edge.segments(),
+            "segments": embedded.segments(),
             "search": summary_ms(dense),
             "search_cpu_sidecar": summary_ms(cpu),
             "search_cpu_worker_mean_ms": round(worker_ms, 2),
-            "search_both": summary_ms(searches(edge, tenants, queries, seed + 7, hybrid=True)),
-            "memory": {**rss_mib(), "worker_rss_mib": worker_rss_mib(edge)},
+            "search_both": summary_ms(searches(embedded, tenants, queries, seed + 7, hybrid=True)),
+            "memory": {**rss_mib(), "worker_rss_mib": worker_rss_mib(embedded)},
         }
-        edge.close()
+        embedded.close()
         # The reference search needs the shard itself: opened in this process once served.
-        serving = (Path(tmp) / "edge" / "CURRENT").read_text().strip()
-        reference = EdgeIndex(Path(tmp) / "edge" / serving, DIMENSIONS)
+        serving = (Path(tmp) / "embedded" / "CURRENT").read_text().strip()
+        reference = EmbeddedIndex(Path(tmp) / "embedded" / serving, DIMENSIONS)
         results["qdrant-edge"]["recall_at_10_vs_exact"] = round(
             recall_at_10(reference, tenants, min(queries, 200), seed), 4
         )

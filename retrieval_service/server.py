@@ -56,9 +56,11 @@ def open_index(settings: RetrievalSettings, embedder: Embedder) -> VectorIndex:
             settings.qdrant_https,
             settings.sparse_idf,
         )
-    from retrieval_service.index.edge_process import EdgeProcessIndex
+    from retrieval_service.index.embedded_process import EmbeddedProcessIndex
 
-    return EdgeProcessIndex(
+    # The folder keeps the engine package's name (qdrant-edge): indexes already stored there
+    # stay where the sidecar looks for them.
+    return EmbeddedProcessIndex(
         settings.data_dir / "edge" / collection,
         embedder.dimensions,
         settings.sparse_idf,

@@ -1,5 +1,5 @@
 """Qdrant's own engine in-process (qdrant-edge-py). The sidecar runs this adapter in a worker
-process of its own (`edge_process`), because every engine call holds the interpreter."""
+process of its own (`embedded_process`), because every engine call holds the interpreter."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from retrieval_service.lexical import SparseTerms
 FLUSH_SECONDS = 5.0
 # The engine has no background optimiser, and its `optimize` holds the interpreter (no other
 # thread of the process runs) for about a second per 10,000 points it rewrites. So the process
-# that serves never optimises: `edge_process` optimises a copy of the shard in a second worker
+# that serves never optimises: `embedded_process` optimises a copy of the shard in a second worker
 # process and switches to it. `optimize_points` > 0 (tests, and whoever embeds this adapter
 # directly and accepts those pauses) makes every that many written points an update index the
 # appendable segment, and optimises a stored shard once when opened. OPTIMIZE_POINTS sizes the
@@ -41,7 +41,7 @@ SEGMENTS = 1_000  # the target number of segments: high enough that no merge is 
 RESCORE = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0))
 
 
-def edge_config(dimensions: int, sparse_idf: bool, optimize_points: int) -> qe.EdgeConfig:
+def shard_config(dimensions: int, sparse_idf: bool, optimize_points: int) -> qe.EdgeConfig:
     """The indexing threshold (in KiB of dense vectors) is half an optimisation step, so each
     step indexes the appendable segment it filled, whatever the dimensions.
 
@@ -69,7 +69,7 @@ def edge_config(dimensions: int, sparse_idf: bool, optimize_points: int) -> qe.E
     )
 
 
-class EdgeIndex:
+class EmbeddedIndex:
     """Every update goes to the shard's write-ahead log, which only `flush` checkpoints and
     truncates; the embedded engine has no background flusher (Qdrant's server flushes every 5 s).
     Without one the log's memory-mapped files grow with every overwrite, even at a constant
@@ -78,7 +78,7 @@ class EdgeIndex:
     Nor has it a background optimiser: points stay in an appendable, unindexed segment (a
     search there walks the tenant's points one by one) until `optimize` runs, which freezes the
     whole process while it runs: the sidecar's worker leaves it to a second worker working on
-    a copy (`edge_process`). With `optimize_points` > 0 updates call it every that many written
+    a copy (`embedded_process`). With `optimize_points` > 0 updates call it every that many written
     points and a shard opened from disk is optimised once at start; with 0, the default, only
     an explicit `optimize()` does."""
 
@@ -95,7 +95,7 @@ class EdgeIndex:
         self._flushed = time.monotonic()
         self._optimize_points = optimize_points
         self._pending = 0  # points written since the last optimisation
-        config = edge_config(dimensions, sparse_idf, optimize_points or OPTIMIZE_POINTS)
+        config = shard_config(dimensions, sparse_idf, optimize_points or OPTIMIZE_POINTS)
         if (path / "edge_config.json").exists() or any(path.glob("segments*")):
             self._shard = qe.EdgeShard.load(str(path), config)
             if DELETED not in self._shard.info().payload_schema:  # a shard from before markers

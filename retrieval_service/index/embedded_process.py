@@ -205,8 +205,8 @@ def _remove(entry: Path) -> None:
         entry.unlink(missing_ok=True)
 
 
-class EdgeProcessIndex:
-    """The sidecar's default index: `EdgeIndex` run by a worker process (see the module)."""
+class EmbeddedProcessIndex:
+    """The sidecar's default index: `EmbeddedIndex` run by a worker process (see the module)."""
 
     backend = "qdrant-edge"
 
@@ -223,7 +223,7 @@ class EdgeProcessIndex:
         self._optimize_points = optimize_points
         self._write = threading.RLock()  # writes, the journal's cut-over, reviving a worker
         self._directory_lock = lock_directory(root)
-        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="edge-workers")
+        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="embedded-workers")
         try:
             self._path = open_generation(root)
             self._worker = _Worker(self._spawner, self._path, dimensions, sparse_idf, False)
@@ -373,7 +373,9 @@ class EdgeProcessIndex:
     def _start_optimization(self) -> None:
         """Called with the write lock held: the thread copies the shard once it may take it."""
         self._copied = threading.Event()
-        self._optimizer = threading.Thread(target=self._optimize, name="edge-optimize", daemon=True)
+        self._optimizer = threading.Thread(
+            target=self._optimize, name="embedded-optimize", daemon=True
+        )
         self._optimizer.start()
 
     def _copy(self) -> Path:
@@ -602,7 +604,7 @@ def _die_with_parent() -> None:
 def _serve(conn: Connection) -> None:
     import qdrant_edge as qe
 
-    from retrieval_service.index.edge import EdgeIndex, edge_config
+    from retrieval_service.index.embedded import EmbeddedIndex, shard_config
 
     path, dimensions, sparse_idf, optimize = conn.recv()
     started = time.perf_counter()
@@ -613,7 +615,7 @@ def _serve(conn: Connection) -> None:
         with contextlib.suppress(OSError):
             inherited = adjustment.read_text()
             adjustment.write_text("1000")
-        base = edge_config(dimensions, sparse_idf, OPTIMIZE_POINTS)
+        base = shard_config(dimensions, sparse_idf, OPTIMIZE_POINTS)
         merging = qe.EdgeConfig(
             payload_memory=base.payload_memory,
             vectors=base.vectors,
@@ -632,7 +634,7 @@ def _serve(conn: Connection) -> None:
             with contextlib.suppress(OSError):
                 adjustment.write_text(inherited)
     optimize_s = time.perf_counter() - started
-    index = EdgeIndex(Path(path), dimensions, sparse_idf)
+    index = EmbeddedIndex(Path(path), dimensions, sparse_idf)
     conn.send(("ok", {"optimize_s": optimize_s, "segments": index._shard.info().segments_count}))
     while True:
         try:

@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 from retrieval_service.config import RetrievalSettings
-from retrieval_service.index.edge import EdgeIndex
-from retrieval_service.index.edge_process import (
+from retrieval_service.index.embedded import EmbeddedIndex
+from retrieval_service.index.embedded_process import (
     CURRENT,
     OPTIMIZE_POINTS,
-    EdgeProcessIndex,
+    EmbeddedProcessIndex,
 )
 from tests.integration.test_indexes import DIMENSIONS, point, vector
 from tests.support.polling import eventually
@@ -37,7 +37,7 @@ def test_a_deletion_made_during_a_background_optimisation_is_not_resurrected_by_
 ) -> None:
     """The copy being optimised still holds the points deleted meanwhile; the switch must not
     bring them back, nor lose the writes made meanwhile, now or after a restart."""
-    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    index = EmbeddedProcessIndex(tmp_path / "embedded", DIMENSIONS, optimize_points=0)
     index.upsert([point(n, f"t{n % 2}") for n in range(3000)])
     before = index.segments()
     optimizing = index.optimize_in_background()
@@ -54,8 +54,8 @@ def test_a_deletion_made_during_a_background_optimisation_is_not_resurrected_by_
     assert index.count() == 1500 - 2 + 1
     assert index.search("t1", vector(11), 1, [])[0].version == 2
     index.close()
-    assert sorted(p.name for p in (tmp_path / "edge").iterdir()) == [CURRENT, "g-1"]
-    reopened = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    assert sorted(p.name for p in (tmp_path / "embedded").iterdir()) == [CURRENT, "g-1"]
+    reopened = EmbeddedProcessIndex(tmp_path / "embedded", DIMENSIONS, optimize_points=0)
     assert reopened.count() == 1499
     assert reopened.count("t0") == 0
     assert reopened.search("t1", vector(9), 1, [])[0].id != key(9)
@@ -66,7 +66,7 @@ def optimise_while_searching(root: Path, points: int) -> tuple[float, float, int
     """Fills a fresh index, optimises it in the background while a thread searches and this
     one ticks; gives the optimisation's time, the longest search, the searches answered and
     the longest tick."""
-    index = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    index = EmbeddedProcessIndex(root, DIMENSIONS, optimize_points=0)
     for start in range(0, points, 2000):
         index.upsert([point(n, f"t{n % 4}") for n in range(start, start + 2000)])
     longest = 0.0
@@ -107,12 +107,12 @@ def test_searches_keep_answering_while_the_copy_is_optimised(tmp_path: Path) -> 
     speed: a faster machine gets a bigger index."""
     points = 20_000
     optimize_s, longest, answered, longest_tick = optimise_while_searching(
-        tmp_path / "edge-0", points
+        tmp_path / "embedded-0", points
     )
     while optimize_s <= 1.5 and points < 320_000:
         points *= 2
         optimize_s, longest, answered, longest_tick = optimise_while_searching(
-            tmp_path / f"edge-{points}", points
+            tmp_path / f"embedded-{points}", points
         )
     # Held by the engine, every search and tick would have waited all of optimize_s. What
     # remains: the flush before the copy (the serving engine answers one call at a time) and
@@ -127,11 +127,11 @@ CRASHER = textwrap.dedent(
     """
     import os, signal, sys, time
     from pathlib import Path
-    from retrieval_service.index.edge_process import EdgeProcessIndex
+    from retrieval_service.index.embedded_process import EmbeddedProcessIndex
     from tests.integration.test_indexes import point
 
     root, moment = Path(sys.argv[1]), sys.argv[2]
-    index = EdgeProcessIndex(root, 8, optimize_points=0)
+    index = EmbeddedProcessIndex(root, 8, optimize_points=0)
     index.upsert([point(n, f"t{n % 2}") for n in range(3000)])
     index.optimize_in_background()
     index.delete("t1", [f"{n:032x}" for n in range(1, 200, 2)])
@@ -178,7 +178,7 @@ def test_a_kill_9_mid_optimisation_reopens_consistently_without_the_deleted_poin
         crashed.append(pid)
         # The workers die with the crashed process (the kernel signals them as it goes).
         eventually(lambda pid=pid: workers_of(pid) == "", 30, "a worker outlived the crash")
-        index = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+        index = EmbeddedProcessIndex(root, DIMENSIONS, optimize_points=0)
         assert index.count("t0") == 0, moment
         assert index.count() == 1500 - 100 + 10, moment
         for n in (1, 99, 199):
@@ -193,7 +193,7 @@ def test_a_kill_9_mid_optimisation_reopens_consistently_without_the_deleted_poin
 def workers_of(parent: int) -> str:
     """The pids of the index worker processes `parent` started (its pid ends their command)."""
     return subprocess.run(
-        ["pgrep", "-f", f"retrieval_service[.]index[.]edge_process [0-9]+ {parent}$"],
+        ["pgrep", "-f", f"retrieval_service[.]index[.]embedded_process [0-9]+ {parent}$"],
         capture_output=True,
         text=True,
     ).stdout
@@ -202,11 +202,11 @@ def workers_of(parent: int) -> str:
 def test_a_shard_from_before_generations_moves_to_one_when_first_optimised(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "edge"
-    legacy = EdgeIndex(root, DIMENSIONS)
+    root = tmp_path / "embedded"
+    legacy = EmbeddedIndex(root, DIMENSIONS)
     legacy.upsert([point(n) for n in range(500)])
     legacy.close()
-    index = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    index = EmbeddedProcessIndex(root, DIMENSIONS, optimize_points=0)
     assert index.count() == 500
     index.optimize_in_background()
     index.delete("t1", [key(3)])
@@ -214,14 +214,14 @@ def test_a_shard_from_before_generations_moves_to_one_when_first_optimised(
     assert index.count() == 499
     index.close()
     assert sorted(p.name for p in root.iterdir()) == [CURRENT, "g-1"]
-    reopened = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    reopened = EmbeddedProcessIndex(root, DIMENSIONS, optimize_points=0)
     assert reopened.count() == 499
     assert reopened.search("t1", vector(3), 1, [])[0].id != key(3)
     reopened.close()
 
 
 def test_enough_written_points_start_an_optimisation_by_themselves(tmp_path: Path) -> None:
-    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=1000)
+    index = EmbeddedProcessIndex(tmp_path / "embedded", DIMENSIONS, optimize_points=1000)
     index.upsert([point(n) for n in range(999)])
     assert index._optimizer is None
     index.upsert([point(999)])
@@ -240,8 +240,8 @@ def test_points_written_during_an_optimisation_are_indexed_by_the_next_one(
     """They are replayed into the copy's plain segment, searched point by point. They used to
     count as optimised: a load that outran the optimisations left most of a 1M shard plain
     (8.4 ms of CPU a search where indexed segments take a third of that)."""
-    root = tmp_path / "edge"
-    index = EdgeProcessIndex(root, DIMENSIONS, optimize_points=1000)
+    root = tmp_path / "embedded"
+    index = EmbeddedProcessIndex(root, DIMENSIONS, optimize_points=1000)
     index.upsert([point(n, f"t{n % 2}") for n in range(999)])
     index.optimize_in_background()  # the copy holds these 999
     index.upsert([point(n, f"t{n % 2}") for n in range(999, 2500)])  # journalled, replayed
@@ -252,7 +252,7 @@ def test_points_written_during_an_optimisation_are_indexed_by_the_next_one(
     assert index.last_optimization["unindexed"] == 0
     assert index.count() == 2500
     index.close()
-    reopened = EdgeProcessIndex(root, DIMENSIONS, optimize_points=1000)
+    reopened = EmbeddedProcessIndex(root, DIMENSIONS, optimize_points=1000)
     assert reopened._written == 0  # nothing left to index: no optimisation at start
     assert reopened._optimizer is None
     reopened.close()
@@ -282,8 +282,8 @@ def test_hit_payloads_are_read_when_a_generation_opens_not_by_each_first_search(
     each tenant's first searches after a worker opened a generation: at 1M points p50 3.1 ms
     against 0.7 once read. The optimised segments hold it cached: read whole when opened, by
     the worker that serves after a switch and by one that opens the shard after a restart."""
-    root = tmp_path / "edge"
-    index = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    root = tmp_path / "embedded"
+    index = EmbeddedProcessIndex(root, DIMENSIONS, optimize_points=0)
     index.upsert([point(n, f"t{n % 4}") for n in range(4000)])
     index.optimize_in_background().join(120)
     segments = list((root / (root / CURRENT).read_text() / "segments").iterdir())
@@ -295,7 +295,7 @@ def test_hit_payloads_are_read_when_a_generation_opens_not_by_each_first_search(
     payloads = [p for s in optimised for p in (s / "payload_storage").glob("page_*.dat")]
     assert mapped_share(index._worker._process, payloads) > 0.9  # read at the switch
     index.close()
-    reopened = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    reopened = EmbeddedProcessIndex(root, DIMENSIONS, optimize_points=0)
     assert mapped_share(reopened._worker._process, payloads) > 0.9  # before any search
     assert reopened.search("t1", vector(5), 3, [])[0].id == key(5)
     reopened.close()
@@ -310,7 +310,7 @@ def kill_9(worker: subprocess.Popen[bytes]) -> None:
 def test_a_worker_that_dies_is_replaced_and_keeps_every_acknowledged_write(
     tmp_path: Path,
 ) -> None:
-    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    index = EmbeddedProcessIndex(tmp_path / "embedded", DIMENSIONS, optimize_points=0)
     index.upsert([point(n) for n in range(100)])
     index.delete("t1", [key(7)])
     kill_9(index._worker._process)

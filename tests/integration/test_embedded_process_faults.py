@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_service.index import edge_process
-from retrieval_service.index.edge_process import CURRENT, EdgeProcessIndex
+from retrieval_service.index import embedded_process
+from retrieval_service.index.embedded_process import CURRENT, EmbeddedProcessIndex
 from tests.integration.test_indexes import DIMENSIONS, point, vector
 
 
@@ -37,17 +37,17 @@ def test_a_search_made_while_a_dead_worker_is_replaced_waits_for_the_new_one(
 
     The replacement's opening is held until the second search has found the dead worker
     closed: on any machine, that search arrives while the replacement is starting."""
-    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    index = EmbeddedProcessIndex(tmp_path / "embedded", DIMENSIONS, optimize_points=0)
     released = threading.Event()
-    opening = edge_process._Worker.ready
+    opening = embedded_process._Worker.ready
 
-    def held_open(worker: edge_process._Worker) -> dict[str, object]:
+    def held_open(worker: embedded_process._Worker) -> dict[str, object]:
         assert released.wait(60), "the replacement was never released"
         return opening(worker)
 
     try:
         index.upsert([point(n) for n in range(200)])
-        monkeypatch.setattr(edge_process._Worker, "ready", held_open)  # the replacement's
+        monkeypatch.setattr(embedded_process._Worker, "ready", held_open)  # the replacement's
         dead = index._worker
         os.kill(dead._process.pid, signal.SIGKILL)
         dead._process.wait()
@@ -82,7 +82,7 @@ def test_a_failed_optimisation_is_not_retried_by_the_next_write(tmp_path: Path) 
     """An optimisation that fails (its worker killed, out of memory or disk) was started again
     by the very next write: another flush and whole-shard copy, writers waiting for it, and
     another failure, for as long as the cause lasts. It waits for as many writes again."""
-    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=500)
+    index = EmbeddedProcessIndex(tmp_path / "embedded", DIMENSIONS, optimize_points=500)
     try:
         index.upsert([point(n) for n in range(500)])
         until(lambda: index._candidate is not None)
@@ -109,13 +109,13 @@ def test_a_second_index_on_the_same_directory_is_refused_before_it_touches_it(
     """A second sidecar on the same data directory was refused by the engine's log lock, but
     only after it had removed, as a leftover, the copy the first one was optimising (which
     failed; in a narrower window, the generation it had just switched to)."""
-    root = tmp_path / "edge"
-    first = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    root = tmp_path / "embedded"
+    first = EmbeddedProcessIndex(root, DIMENSIONS, optimize_points=0)
     try:
         first.upsert([point(n) for n in range(3000)])
         optimizing = first.optimize_in_background()
         with pytest.raises(RuntimeError, match="another process"):
-            EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+            EmbeddedProcessIndex(root, DIMENSIONS, optimize_points=0)
         first.delete("t1", ["0" * 31 + "7"])
         optimizing.join(120)
         assert first.last_optimization["replayed"] == 1
@@ -123,7 +123,7 @@ def test_a_second_index_on_the_same_directory_is_refused_before_it_touches_it(
     finally:
         first.close()
     assert sorted(p.name for p in root.iterdir()) == [CURRENT, "g-1"]
-    reopened = EdgeProcessIndex(root, DIMENSIONS, optimize_points=0)
+    reopened = EmbeddedProcessIndex(root, DIMENSIONS, optimize_points=0)
     assert reopened.count() == 2999
     assert reopened.search("t1", vector(7), 1, [])[0].id != "0" * 31 + "7"
     reopened.close()
@@ -133,11 +133,11 @@ PID_ONE = textwrap.dedent(
     """
     import os, sys
     from pathlib import Path
-    from retrieval_service.index.edge_process import EdgeProcessIndex
+    from retrieval_service.index.embedded_process import EmbeddedProcessIndex
     from tests.integration.test_indexes import point
 
     assert os.getpid() == 1
-    index = EdgeProcessIndex(Path(sys.argv[1]), 8, optimize_points=0)
+    index = EmbeddedProcessIndex(Path(sys.argv[1]), 8, optimize_points=0)
     index.upsert([point(n) for n in range(10)])
     print(index.count())
     index.close()
@@ -153,7 +153,7 @@ def test_the_index_opens_in_a_process_that_is_pid_1(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     namespace = ["unshare", "--user", "--map-root-user", "--pid", "--fork"]
     result = subprocess.run(
-        [*namespace, sys.executable, "-c", PID_ONE, str(tmp_path / "edge")],
+        [*namespace, sys.executable, "-c", PID_ONE, str(tmp_path / "embedded")],
         env=env,
         capture_output=True,
         text=True,
@@ -167,7 +167,7 @@ def test_out_of_memory_the_kernel_kills_the_optimising_copy_first(tmp_path: Path
     """During an optimisation two workers hold the shard, and the one optimising is the one
     the index can do without (it gives the optimisation up). The kernel's OOM killer picks
     the largest process unless told otherwise: the serving worker, or the sidecar."""
-    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    index = EmbeddedProcessIndex(tmp_path / "embedded", DIMENSIONS, optimize_points=0)
     try:
         index.upsert([point(n) for n in range(2000)])
         optimizing = index.optimize_in_background()
@@ -193,11 +193,11 @@ DISK_FULL = textwrap.dedent(
     """
     import json, sys
     from pathlib import Path
-    from retrieval_service.index.edge_process import EdgeProcessIndex
+    from retrieval_service.index.embedded_process import EmbeddedProcessIndex
     from tests.integration.test_indexes import point
 
-    root = Path(sys.argv[1]) / "edge"
-    index = EdgeProcessIndex(root, 8, optimize_points=0)
+    root = Path(sys.argv[1]) / "embedded"
+    index = EmbeddedProcessIndex(root, 8, optimize_points=0)
     index.upsert([point(n) for n in range(500)])
     index.optimize_in_background().join(120)  # no room for the copy
     names = sorted(p.name for p in root.iterdir())

@@ -14,7 +14,7 @@ from retrieval_service import fusion
 from retrieval_service.config import RetrievalSettings
 from retrieval_service.embedding import Embedder, open_embedder
 from retrieval_service.index import IndexPoint, ScopeSelector, VectorIndex
-from retrieval_service.index.edge import EdgeIndex
+from retrieval_service.index.embedded import EmbeddedIndex
 from retrieval_service.index.qdrant_server import QdrantClientIndex
 from retrieval_service.lexical import Bm25Encoder
 
@@ -34,12 +34,12 @@ def embedder() -> Embedder:
     return open_embedder(load(RetrievalSettings))
 
 
-@pytest.fixture(params=["edge", "qdrant-client"])
+@pytest.fixture(params=["embedded", "qdrant-client"])
 def index(
     request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder
 ) -> Iterator[VectorIndex]:
-    if request.param == "edge":
-        opened: VectorIndex = EdgeIndex(tmp_path / "edge", embedder.dimensions)
+    if request.param == "embedded":
+        opened: VectorIndex = EmbeddedIndex(tmp_path / "embedded", embedder.dimensions)
     else:
         opened = QdrantClientIndex(
             QdrantClient(location=":memory:"), "c", embedder.dimensions, "local"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from retrieval_service.index import IndexPoint, VectorIndex
-from retrieval_service.index.edge import EdgeIndex
-from retrieval_service.index.edge_process import EdgeProcessIndex
+from retrieval_service.index.embedded import EmbeddedIndex
+from retrieval_service.index.embedded_process import EmbeddedProcessIndex
 from retrieval_service.index.qdrant_server import QdrantClientIndex
 from tests.integration.test_indexes import DIMENSIONS, index, point, vector
 
@@ -68,25 +68,25 @@ def test_erasing_a_tenant_removes_its_markers_too(index: VectorIndex) -> None:
 
 def stored_points(index: VectorIndex) -> int:
     """Every point the engine holds, deletion markers included."""
-    if isinstance(index, EdgeIndex):
+    if isinstance(index, EmbeddedIndex):
         return int(index._shard.info().points_count)
-    if isinstance(index, EdgeProcessIndex):
+    if isinstance(index, EmbeddedProcessIndex):
         return int(index._read("points"))
     assert isinstance(index, QdrantClientIndex)
     return int(index._client.count(index._collection, exact=True).count)
 
 
-@pytest.mark.parametrize("adapter", [EdgeIndex, EdgeProcessIndex])
-def test_the_marker_outlives_a_restart(adapter: type[EdgeIndex], tmp_path: Path) -> None:
+@pytest.mark.parametrize("adapter", [EmbeddedIndex, EmbeddedProcessIndex])
+def test_the_marker_outlives_a_restart(adapter: type[EmbeddedIndex], tmp_path: Path) -> None:
     """Kept with the shard: a sidecar restarted between the delete and the late upsert
     still refuses it."""
     memory = f"{7:032x}"
     written = IndexPoint(memory, "t1", 3, 2, "USER", "u1", vector(7))
-    index = adapter(tmp_path / "edge", DIMENSIONS)
+    index = adapter(tmp_path / "embedded", DIMENSIONS)
     index.upsert([written])
     index.delete("t1", [memory])
     index.close()
-    reopened = adapter(tmp_path / "edge", DIMENSIONS)
+    reopened = adapter(tmp_path / "embedded", DIMENSIONS)
     try:
         assert reopened.upsert([written]) == (0, 1)
         assert reopened.count("t1") == 0
@@ -97,7 +97,7 @@ def test_the_marker_outlives_a_restart(adapter: type[EdgeIndex], tmp_path: Path)
 
 def test_a_delete_made_while_the_copy_is_optimised_keeps_its_marker(tmp_path: Path) -> None:
     """The delete is journalled and replayed into the optimised copy, marker included."""
-    index = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS, optimize_points=0)
+    index = EmbeddedProcessIndex(tmp_path / "embedded", DIMENSIONS, optimize_points=0)
     try:
         index.upsert([point(n) for n in range(1000)])
         optimizing = index.optimize_in_background()

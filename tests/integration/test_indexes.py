@@ -11,8 +11,8 @@ import pytest
 from qdrant_client import QdrantClient
 
 from retrieval_service.index import IndexPoint, ScopeSelector, VectorIndex, point_id
-from retrieval_service.index.edge import OPTIMIZE_POINTS, EdgeIndex
-from retrieval_service.index.edge_process import EdgeProcessIndex
+from retrieval_service.index.embedded import OPTIMIZE_POINTS, EmbeddedIndex
+from retrieval_service.index.embedded_process import EmbeddedProcessIndex
 from retrieval_service.index.qdrant_server import QdrantClientIndex
 
 DIMENSIONS = 8
@@ -29,12 +29,12 @@ def point(
     return IndexPoint(f"{n:032x}", tenant, version, version, scope, who, vector(n))
 
 
-@pytest.fixture(params=["edge", "edge-process", "qdrant-client"])
+@pytest.fixture(params=["embedded", "embedded-process", "qdrant-client"])
 def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorIndex]:
-    if request.param == "edge":
-        opened: VectorIndex = EdgeIndex(tmp_path / "edge", DIMENSIONS)
-    elif request.param == "edge-process":
-        opened = EdgeProcessIndex(tmp_path / "edge", DIMENSIONS)
+    if request.param == "embedded":
+        opened: VectorIndex = EmbeddedIndex(tmp_path / "embedded", DIMENSIONS)
+    elif request.param == "embedded-process":
+        opened = EmbeddedProcessIndex(tmp_path / "embedded", DIMENSIONS)
     else:
         opened = QdrantClientIndex(QdrantClient(location=":memory:"), "c", DIMENSIONS, "local")
     yield opened
@@ -92,10 +92,10 @@ def test_deletes_by_id_and_by_tenant(index: VectorIndex) -> None:
 
 
 def test_the_embedded_engine_keeps_points_across_restarts(tmp_path: Path) -> None:
-    first = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    first = EmbeddedIndex(tmp_path / "embedded", DIMENSIONS)
     first.upsert([point(n) for n in range(20)])
     first.close()
-    reopened = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    reopened = EmbeddedIndex(tmp_path / "embedded", DIMENSIONS)
     assert reopened.count() == 20
     assert reopened.search("t1", vector(7), 1, [])[0].id == f"{7:032x}"
     reopened.close()
@@ -139,19 +139,19 @@ class CountingShard:
         return getattr(self._shard, name)
 
 
-def test_edge_index_checkpoints_its_write_ahead_log_while_updates_go_on(
+def test_embedded_index_checkpoints_its_write_ahead_log_while_updates_go_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The embedded engine never truncates its log by itself: without these flushes its mapped
     files grow with every overwrite at a constant number of points (the soak in
     docs/benchmarks.md)."""
-    index = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    index = EmbeddedIndex(tmp_path / "embedded", DIMENSIONS)
     shard = CountingShard(index._shard)
     index._shard = shard  # type: ignore[assignment]
     for version in range(1, 50):
         index.upsert([point(n, version=version) for n in range(5)])
     assert shard.flushes == 0, "flushes at most every FLUSH_SECONDS, not per update"
-    monkeypatch.setattr("retrieval_service.index.edge.FLUSH_SECONDS", 0.0)
+    monkeypatch.setattr("retrieval_service.index.embedded.FLUSH_SECONDS", 0.0)
     index.upsert([point(1, version=50)])
     index.delete("t1", [f"{2:032x}"])
     index.delete_tenant("t2")
@@ -233,7 +233,7 @@ def test_the_engine_guards_each_point_even_when_the_read_before_the_write_was_st
     """The version read only sorts a batch; the write itself carries the guard the engine
     checks: a point missing from the read goes in insert-only, one read as older goes in under
     its (tenant, version) condition. Either way a newer stored version survives."""
-    index = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    index = EmbeddedIndex(tmp_path / "embedded", DIMENSIONS)
     index.upsert([point(1, "t1", 5), point(2, "t1", 1), point(3, "t2", 8)])
     shard = StaleReads(index._shard, stale_version)
     index._shard = shard  # type: ignore[assignment]
@@ -244,10 +244,10 @@ def test_the_engine_guards_each_point_even_when_the_read_before_the_write_was_st
     index.close()
 
 
-def test_edge_index_writes_a_batch_in_at_most_two_engine_updates(tmp_path: Path) -> None:
+def test_embedded_index_writes_a_batch_in_at_most_two_engine_updates(tmp_path: Path) -> None:
     """One insert-only update for new points, one conditional update for older ones, however
     many tenants and versions the batch holds (previously one update per point)."""
-    index = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    index = EmbeddedIndex(tmp_path / "embedded", DIMENSIONS)
     index.upsert([point(n, f"t{n % 3}", 1) for n in range(30)])
     shard = StaleReads(index._shard, 1)
     shard.retrieve = index._shard.retrieve  # type: ignore[method-assign]
@@ -258,12 +258,12 @@ def test_edge_index_writes_a_batch_in_at_most_two_engine_updates(tmp_path: Path)
     index.close()
 
 
-def test_edge_index_optimizes_every_optimize_points_and_still_guards_and_deletes(
+def test_embedded_index_optimizes_every_optimize_points_and_still_guards_and_deletes(
     tmp_path: Path,
 ) -> None:
     """Updates optimise the shard every `optimize_points` written points; indexed (quantised)
     segments answer the same, keep the version guard, and lose deleted points."""
-    index = EdgeIndex(tmp_path / "edge", DIMENSIONS, optimize_points=40)
+    index = EmbeddedIndex(tmp_path / "embedded", DIMENSIONS, optimize_points=40)
     shard = CountingShard(index._shard)
     optimized = []
     shard.optimize = lambda: optimized.append(1) or index._shard._shard.optimize()  # type: ignore[attr-defined, func-returns-value]
@@ -292,7 +292,7 @@ def test_a_shard_written_under_the_former_configuration_opens_and_is_optimized(
     import qdrant_edge as qe
 
     former = qe.EdgeShard.create(
-        str(tmp_path / "edge"),
+        str(tmp_path / "embedded"),
         qe.EdgeConfig(
             vectors={"dense": qe.EdgeVectorParams(size=DIMENSIONS, distance=qe.Distance.Cosine)},
             sparse_vectors={"bm25": qe.EdgeSparseVectorParams(modifier=None)},
@@ -314,7 +314,7 @@ def test_a_shard_written_under_the_former_configuration_opens_and_is_optimized(
         )
     )
     former.close()
-    reopened = EdgeIndex(tmp_path / "edge", DIMENSIONS, optimize_points=100)
+    reopened = EmbeddedIndex(tmp_path / "embedded", DIMENSIONS, optimize_points=100)
     assert reopened.count() == 2000
     assert reopened._shard.info().segments_count >= 2
     assert reopened.search("t1", vector(7), 1, [])[0].id == f"{7:032x}"
@@ -326,8 +326,8 @@ def test_the_sidecars_default_index_never_optimizes_while_it_serves(tmp_path: Pa
     """The engine's `optimize` freezes every thread of the process that calls it (searches
     and health checks too) for about a second per 10,000 points, so the engine process that
     serves never calls it: not after many writes, not when a stored shard is opened (a second
-    process optimises a copy, test_edge_process). Indexing stays correct on plain segments."""
-    index = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    process optimises a copy, test_embedded_process). Indexing stays correct on plain segments."""
+    index = EmbeddedIndex(tmp_path / "embedded", DIMENSIONS)
     shard = CountingShard(index._shard)
     optimized: list[int] = []
     shard.optimize = lambda: optimized.append(1)  # type: ignore[attr-defined]
@@ -338,7 +338,7 @@ def test_the_sidecars_default_index_never_optimizes_while_it_serves(tmp_path: Pa
     segments = shard._shard.info().segments_count
     index.close()
     assert optimized == []
-    reopened = EdgeIndex(tmp_path / "edge", DIMENSIONS)
+    reopened = EmbeddedIndex(tmp_path / "embedded", DIMENSIONS)
     assert reopened._shard.info().segments_count == segments  # nothing was indexed at open
     assert reopened.count() == written
     assert reopened.search("t1", vector(7), 1, [])[0].id == f"{7:032x}"

@@ -7,7 +7,7 @@ import pickle
 from array import array
 
 from retrieval_service.index import Hit, IndexPoint, ScopeSelector
-from retrieval_service.index.edge_process import (
+from retrieval_service.index.embedded_process import (
     _decoded,
     _encoded,
     _hits,
