@@ -29,6 +29,7 @@ from bench.grounding.corpus import DEV, TEST, Case
 from bench.grounding.holdout import HOLDOUT
 from bench.grounding.holdout2 import HOLDOUT2
 from bench.grounding.holdout3 import HOLDOUT3
+from bench.grounding.holdout4 import HOLDOUT4
 from tests.support.servers import TEST_JWT_SECRET
 
 # Unfaithful kinds the rule must never let through: changed figures (amounts, dates, phone
@@ -45,6 +46,7 @@ SPLITS: dict[str, list[Case]] = {
     "holdout": HOLDOUT,
     "holdout2": HOLDOUT2,
     "holdout3": HOLDOUT3,
+    "holdout4": HOLDOUT4,
 }
 BUDGET_FAITHFUL = 0.95
 BUDGET_UNFAITHFUL = 0.98

@@ -54,7 +54,7 @@ UNGROUNDED = "UNGROUNDED"
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _AFFIRMED = frozenset(["yes", "yeah", "yep", "sure", "definitely", "absolutely", "correct"])
 _CLAUSE_BREAK = re.compile(
-    r"[.!?;:,\n()]|\b(?:but|so|because|although|though|while|whereas|except|however)\b"
+    r"[.,:](?=\s|$)|[!?;\n()]|\b(?:but|so|because|although|though|while|whereas|except|however)\b"
     r"|\b(?:when|whenever|if|unless)\b"
     r"|\band(?=\s+(?:i|we|they|he|she|you|it)\b)|\band(?=\s+[A-Z][a-z])"
 )
@@ -418,7 +418,8 @@ def _unsupported(
     for word in words:
         free = word in names or word in speaker or word in lexicon.FRAMING_WORDS
         free = free or word in lexicon.LIGHT_VERBS
-        if not free and not support.has(word) and not _thesaurus_supports(word, support):
+        said = frozenset(base(other) for other in words if base(other) != base(word))
+        if not free and not support.has(word) and not _thesaurus_supports(word, support, said):
             return f"the word {_quoted(word, value)} does not occur in its evidence"
     return ""
 
@@ -451,15 +452,18 @@ def _key(word: str) -> str:
     return stem[:-1] if len(stem) > 3 and stem.endswith("e") else stem
 
 
-def _thesaurus_supports(word: str, support: Text) -> bool:
+def _thesaurus_supports(word: str, support: Text, said: frozenset[str]) -> bool:
     """Whether a content word of the support and `word` each list the other (both ways: a
-    one-way entry is often only an association)."""
+    one-way entry is often only an association). A support word the value says itself (`said`,
+    bases) supports nothing more: "baby girl" adds the girl to "a baby"."""
     stem = _key(word)
     listed = _entry_bases(word)
     if not listed:
         return False
     return any(
-        _key(surface) in listed and stem in _entry_bases(surface)
+        _key(surface) in listed
+        and stem in _entry_bases(surface)
+        and not any(close(base(surface), own) for own in said)
         for surface in support.words
         if is_content(surface) and not is_figure(surface)
     )

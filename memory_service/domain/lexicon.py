@@ -235,6 +235,7 @@ FINITE_VERBS = _set(
     is was has had does did will would can could should may might must went said told took
     made got gave saw came became felt kept left lost met paid ran sent spent thought won
     wrote bought brought built chose drove ate flew grew heard held knew led sold taught
+    spoke began drank forgot found stood understood hid lent rode sang slept swam threw wore
     """
 )
 
@@ -449,6 +450,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     delay postpone defer push reschedule
     afraid scared frightened fear terrified
     ask request inquire
+    want request
     choose pick select opt
     return back
     big bigger large larger huge greater
@@ -498,6 +500,7 @@ ANTONYMS: tuple[tuple[str, str], ...] = tuple(
     present/past future/past before/since since/until customer/vendor
     client/vendor customer/supplier client/supplier buyer/seller landlord/tenant lender/borrower
     start/finish begin/finish add/subtract sooner/later earlier/later stay/leave join/leave
+    increase/reduce increase/cut grow/reduce relax/stress relaxing/stressful calm/stressful
     """
         )
     )
@@ -617,6 +620,8 @@ IDIOMS: tuple[tuple[str, str, str], ...] = (
     (r"\bout of order\b", "not working", "not working"),
     (r"\bstop(?:s|ped|ping)? (?:working|functioning)\b", "not working", "not working"),
     (r"\b(?:crazy|mad|nuts|wild) about\b", "love", "love"),
+    (r"\bstop(?:s|ped|ping)? (?=\w+ing\b)", "no ", "no "),
+    (r"\b(?:go|goes|going|went|gone) (?=\w+ing\b)", "", ""),
     (r"\bgo(?:es|ing)? by(?! (?:the|a|an|car|bus|train|plane|bike)\b)", "called", "called"),
     (r"\bbeen (?=to\b)", "been ", "been gone "),
     (r"\btoo (?:little|few)\b", "not enough", "not enough"),

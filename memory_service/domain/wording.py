@@ -24,7 +24,7 @@ _APOSTROPHES = str.maketrans({c: "'" for c in "\u00b4`\u02bc\u2018\u2019\u02b9\u
 _DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"})
 MEASURE = re.compile(r"\d+-[^\W\d_]{3,}")  # "30-day", "3-year": a figure and a unit
 SINGLE_LETTER = re.compile(r"(?<![\w.'\u2019-])([B-HJ-Z]|A(?!\s+[a-z]))(?![\w'\u2019])")
-_NO_LONGER = re.compile(r"\bno\s+longer\b|\bany\s?more\b")
+_NO_LONGER = re.compile(r"\bno\s+(?:longer|more)\b|\bany\s?more\b")
 _NO_ONE = re.compile(r"\bno[-\s]one\b")
 _MAY = re.compile(r"(?<=[\w,] )May\b|^May(?=\s+\d)")  # the month, not "may I"
 _EVERY = re.compile(r"\b(?:every|each)\s+(day|week|month|quarter|year|morning|evening|night)\b")

@@ -91,6 +91,17 @@ UNFAITHFUL = [
     ("has to validate every lot", "The lab doesn't have to validate every lot."),
     ("payment due to Acme", "Acme pays us by the end of the month."),
     ("signed up for the webinar", "I called off the webinar."),
+    # a thesaurus relation to a word the value says itself adds a fact ("baby girl")
+    ("sister had a baby girl", "My sister had a baby."),
+    (
+        "Ravi, Ridgeway's head of IT, is the new point of contact",
+        "Ravi is the new point of contact at Ridgeway.",
+    ),
+    (
+        "wants to reduce the order volume in Q4",
+        "Bramwell wants to increase the order volume in Q4.",
+    ),
+    ("finds running stressful", "I find running relaxing."),
 ]
 
 # Paraphrases that say the same thing in other words (phrasal verbs, set phrases, light verbs).
@@ -107,6 +118,15 @@ FAITHFUL = [
     ("cancelled the webinar", "We called off the webinar."),
     ("loves Korean food", "I'm crazy about Korean food."),
     ("The parts did not meet spec", "The parts weren't up to spec."),
+    # a dot, comma or colon inside a word ends no clause: ".no" is not a negation
+    (
+        "send the quote to orders@vesterlund.no",
+        "Please send the quote to orders@vesterlund.no by Friday.",
+    ),
+    ("call at 9:30 on Node.js support", "Call at 9:30 about Node.js support."),
+    ("Halcyon stopped using the legacy sync", "Halcyon no longer uses the legacy sync."),
+    ("no more paper invoices", "Please don't send paper invoices anymore."),
+    ("goes running three times a week", "I run three times a week."),
 ]
 
 
