@@ -29,19 +29,19 @@ def offered_time(revision: Revision) -> datetime | None:
     return None if said is None else min(said, revision.create_time)
 
 
-def evidence_time(claimed: datetime | None, recorded: datetime | None) -> datetime | None:
-    """A claimed source time can only make evidence older than its record, never newer."""
-    if claimed is None:
+def evidence_time(asserted: datetime | None, recorded: datetime | None) -> datetime | None:
+    """An asserted source time can only make evidence older than its record, never newer."""
+    if asserted is None:
         return recorded
     if recorded is None:
-        return claimed
-    return min(claimed, recorded)
+        return asserted
+    return min(asserted, recorded)
 
 
-def archive_time(claimed: datetime | None, uploaded: datetime) -> datetime | None:
-    """When an archived statement was said: what the archive claims, but no later than the
+def archive_time(asserted: datetime | None, uploaded: datetime) -> datetime | None:
+    """When an archived statement was said: what the archive asserts, but no later than the
     upload (an archive cannot hold what was said after it). Unknown stays unknown."""
-    return None if claimed is None else min(claimed, uploaded)
+    return None if asserted is None else min(asserted, uploaded)
 
 
 @dataclass(frozen=True)

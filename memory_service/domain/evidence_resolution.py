@@ -58,7 +58,7 @@ class EvidenceResolver:
         if draft.evidence.type is EvidenceType.IMPORT_ITEM:
             item = self._import_item(uow, identity, draft.evidence.ref, f"{field}.import_item")
             said_by, text, author = item.speaker, item.text, item.user_id
-            recorded = item.source_time  # what the archive claims; unknown stays unknown
+            recorded = item.source_time  # what the archive asserts; unknown stays unknown
         elif draft.evidence.type is EvidenceType.TRANSCRIPT_MESSAGE:
             where = f"{field}.transcript_message"
             message = self.message(uow, identity, draft.evidence.ref, where)
@@ -69,7 +69,7 @@ class EvidenceResolver:
             raise InvalidArgument(
                 field, "needs evidence: transcript_message, import_item or document"
             )
-        self.check_claims(draft, field, said_by, text)
+        self.check_assertions(draft, field, said_by, text)
         provenance = Provenance(
             speaker=said_by,
             method=draft.method,
@@ -81,8 +81,8 @@ class EvidenceResolver:
         return ResolvedEvidence(provenance, author, text, said)
 
     @staticmethod
-    def check_claims(draft: ProvenanceDraft, field: str, said_by: Speaker, text: str) -> None:
-        """What the request claims about its evidence must hold: who said it, and the quote."""
+    def check_assertions(draft: ProvenanceDraft, field: str, said_by: Speaker, text: str) -> None:
+        """What the request asserts about its evidence must hold: who said it, and the quote."""
         if draft.speaker is not None and draft.speaker is not said_by:
             raise InvalidArgument(
                 f"{field}.speaker",
@@ -108,7 +108,7 @@ class EvidenceResolver:
         checked against the passage the writer cites, and the version read is kept."""
         refuse_secret_in_uri(self._secrets, f"{field}.document.uri", draft.evidence.ref)
         self._secrets.refuse(f"{field}.document.excerpt", draft.excerpt, evidence=True)
-        self.check_claims(draft, field, Speaker.TOOL, draft.excerpt)  # a connector read it
+        self.check_assertions(draft, field, Speaker.TOOL, draft.excerpt)  # a connector read it
         current = uow.documents.get(draft.evidence.ref)
         provenance = Provenance(
             speaker=Speaker.TOOL,
@@ -123,7 +123,7 @@ class EvidenceResolver:
             provenance,
             identity.user_id,
             draft.excerpt,
-            evidence.evidence_time(draft.source_time, now),  # read now, unless claimed earlier
+            evidence.evidence_time(draft.source_time, now),  # read now, unless asserted earlier
             source_changed=current is not None and current.version != draft.document_version,
         )
 

@@ -203,7 +203,7 @@ class MemoryUseCases(MemoryReads):
         judged = self._judge(uow, memory, memory.scope, resolved, draft.value, now, review=review)
         valid_from = draft.valid_from or now
         rules.check_interval(valid_from, draft.valid_until, "revision")
-        self._claim(uow, memory, now)
+        self._advance_version(uow, memory, now)
         replaced = rules.newest_active(memory)
         revision = self._revision(
             memory,
@@ -301,7 +301,7 @@ class MemoryUseCases(MemoryReads):
         # The subject confirming is the subject's own statement, whoever spoke first.
         offered = evidence.Offered(said, revision.value, True, evidence_ref)
         refuse_stale(uow, memory, offered, now, exclude=revision)
-        self._claim(uow, memory, now)
+        self._advance_version(uow, memory, now)
         others_active = any(
             r.status is RevisionStatus.ACTIVE for r in memory.revisions if r is not revision
         )
@@ -326,7 +326,7 @@ class MemoryUseCases(MemoryReads):
         now: datetime,
     ) -> tuple[Memory, Revision]:
         memory, revision = self._candidate(uow, identity, memory_id, number, expected_version)
-        self._claim(uow, memory, now)
+        self._advance_version(uow, memory, now)
         revision.status = RevisionStatus.REJECTED
         uow.memories.update_revision(revision)
         self._schedule_index(uow, memory, now)
@@ -346,7 +346,7 @@ class MemoryUseCases(MemoryReads):
             raise PermissionDenied("caller may not delete this memory")
         if expected_version is not None:
             self._check_version(uow, memory, expected_version)
-        self._claim(uow, memory, now)
+        self._advance_version(uow, memory, now)
         lineage = sorted({rules.lineage_hash(r.value) for r in memory.revisions})
         for revision in memory.revisions:
             revision.status = RevisionStatus.DELETED
@@ -435,9 +435,9 @@ class MemoryUseCases(MemoryReads):
         if memory.version != expected_version:
             raise self._stale(memory)
 
-    def _claim(self, uow: UnitOfWork, memory: Memory, now: datetime) -> None:
+    def _advance_version(self, uow: UnitOfWork, memory: Memory, now: datetime) -> None:
         """I3: the compare-and-swap that makes exactly one of two racing writers win."""
-        if not uow.memories.claim_version(memory.id, memory.version, now):
+        if not uow.memories.advance_version(memory.id, memory.version, now):
             current = uow.memories.get(memory.id)
             raise self._stale(current or memory)
         memory.version += 1

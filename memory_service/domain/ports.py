@@ -99,7 +99,7 @@ class MemoryRepository(Protocol):
 
     def add_revision(self, revision: Revision) -> None: ...
     def update_revision(self, revision: Revision) -> None: ...
-    def claim_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
+    def advance_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
         """Compare-and-swap the memory's version; False when another writer moved it first."""
 
     def mark_deleted(self, memory_id: str, now: datetime, key_hash: str) -> None: ...
@@ -150,8 +150,8 @@ class TranscriptRepository(Protocol):
     def owners_of(self, conversation_id: str, limit: int) -> list[str]:
         """Users who have a conversation of this id (for admins reviewing transcripts)."""
 
-    def claim_sequences(self, owner_user_id: str, conversation_id: str, count: int) -> int:
-        """Reserves `count` consecutive sequences of the conversation; returns the first."""
+    def allocate_sequences(self, owner_user_id: str, conversation_id: str, count: int) -> int:
+        """Allocates `count` consecutive sequences of the conversation; returns the first."""
 
     def add_messages(self, messages: Sequence[Message]) -> None: ...
     def get_message(self, message_id: str) -> Message | None:
@@ -205,11 +205,11 @@ class IdempotencyRepository(Protocol):
     def claim(
         self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime | None
     ) -> None:
-        """Holds the request id for this transaction, replacing a row created before
+        """Reserves the request id for this transaction, replacing a row created before
         `expired` (None: the lookup found no row, so there is none to replace)."""
 
     def record(self, user_id: str, request_id: str, response: bytes, shown: Sequence[str]) -> None:
-        """Stores the answer of a claimed request id with the memories (or import items) whose
+        """Stores the answer of a reserved request id with the memories (or import items) whose
         text it carries; deleting any of them redacts it."""
 
     def redact_shown(self, record_ids: list[str]) -> int:
@@ -402,7 +402,7 @@ class OutboxItem:
 class OutboxStore(Protocol):
     """The outbox across tenants, for the workers that drain it."""
 
-    def claim(
+    def lease(
         self, owner: str, limit: int, now: datetime, lease_seconds: float
     ) -> list[OutboxItem]:
         """Leases due items; several workers never get the same item while a lease holds."""
@@ -433,7 +433,7 @@ class OutboxStore(Protocol):
 class ImportQueue(Protocol):
     """Pending import batches across tenants, for the workers that parse them."""
 
-    def claim(self, owner: str, now: datetime, lease_seconds: float) -> tuple[str, str] | None:
+    def lease(self, owner: str, now: datetime, lease_seconds: float) -> tuple[str, str] | None:
         """Leases the oldest unleased pending batch and counts the attempt, committed before
         the parse starts; returns (tenant, batch). Replicas never hold the same batch."""
 

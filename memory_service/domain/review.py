@@ -301,7 +301,7 @@ class ReviewUseCases:
         # keeping the other side at the same moment loses the race instead of leaving neither
         # memory applicable.
         for memory in sorted((loser, kept), key=lambda m: m.id):
-            self._memories._claim(uow, memory, now)
+            self._memories._advance_version(uow, memory, now)
         closing = Revision(
             memory_id=loser.id,
             number=loser.revisions[-1].number + 1,

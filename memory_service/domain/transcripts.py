@@ -45,12 +45,12 @@ class TranscriptUseCases:
         now: datetime,
     ) -> list[Message]:
         """(conversation id, speaker, text, status) appended in order, each to the caller's own
-        conversation of that id; each conversation's sequences are claimed at once."""
+        conversation of that id; each conversation's sequences are allocated at once."""
         counts = Counter(conversation_id for conversation_id, *_ in messages)
         next_sequence = {}
         for conversation_id, count in counts.items():
             owner = conversations.open_for_append(uow, identity, conversation_id, now)
-            next_sequence[conversation_id] = uow.transcript.claim_sequences(
+            next_sequence[conversation_id] = uow.transcript.allocate_sequences(
                 owner, conversation_id, count
             )
         appended = []

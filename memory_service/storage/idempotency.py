@@ -23,10 +23,10 @@ from memory_service.storage.scoped import AllTenants, Prepare, TenantScoped
 class SqlIdempotencyRepository(TenantScoped):
     def __init__(self, session: Session, tenant_id: str, *, serialised: bool = False) -> None:
         """`serialised`: this write transaction holds the database's only writer lock from its
-        BEGIN (SQLite), so no other transaction can claim a request id before it ends."""
+        BEGIN (SQLite), so no other transaction can reserve a request id before it ends."""
         super().__init__(session, tenant_id)
         self._serialised = serialised
-        self._claimed: dict[str, Any] | None = None  # a claim whose INSERT waits for its answer
+        self._reserved: dict[str, Any] | None = None  # a reserved row waiting for its answer
 
     def get(self, user_id: str, request_id: str) -> StoredResponse | None:
         row = self._run(
@@ -47,7 +47,8 @@ class SqlIdempotencyRepository(TenantScoped):
     def claim(
         self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime | None
     ) -> None:
-        """Insert the request id's row before the work, so a duplicate in flight waits on it.
+        """Reserves the request id: its row goes in before the work, so a duplicate in flight
+        waits on it.
 
         On PostgreSQL a second INSERT of the same key blocks until the first transaction ends and
         then fails (WriteConflict), and the retry replays the stored response. Only an expired row
@@ -75,29 +76,29 @@ class SqlIdempotencyRepository(TenantScoped):
             "memory_id": stored.memory_id or None,
         }
         if self._serialised:
-            self._claimed = row
+            self._reserved = row
         else:
             self._insert(IdempotencyRow, **row)
 
     def flush(self) -> None:
-        """Writes a claim still waiting for its answer; the unit of work calls it before
+        """Writes a reservation still waiting for its answer; the unit of work calls it before
         COMMIT."""
-        row, self._claimed = self._claimed, None
+        row, self._reserved = self._reserved, None
         if row is not None:
             self._insert(IdempotencyRow, **row)
 
     def record(self, user_id: str, request_id: str, response: bytes, shown: Sequence[str]) -> None:
-        """The response of a claimed request id (and the memories it shows), in the same
+        """The response of a reserved request id (and the memories it shows), in the same
         transaction as its effect. The first shown memory marks the row as showing one; a
         batch lists all of them in `idempotency_shown` as well."""
-        claimed = self._claimed
-        if claimed is not None and (claimed["user_id"], claimed["request_id"]) == (
+        reserved = self._reserved
+        if reserved is not None and (reserved["user_id"], reserved["request_id"]) == (
             user_id,
             request_id,
         ):
-            self._claimed = None
-            claimed.update(response=response, memory_id=shown[0] if shown else None)
-            self._insert(IdempotencyRow, **claimed)
+            self._reserved = None
+            reserved.update(response=response, memory_id=shown[0] if shown else None)
+            self._insert(IdempotencyRow, **reserved)
         else:
             self._run(
                 "idempotency.record",
@@ -166,7 +167,7 @@ def _forget_expired(
 def purge_idempotency_keys(everyone: AllTenants, older_than: datetime) -> int:
     """Retention across tenants: forget request ids past their retention, with every row
     listing what their answers show (written a moment after the request id's own row, so
-    possibly not yet past retention): a claim looks for those only when the lookup found the
+    possibly not yet past retention): a reservation looks for those only when the lookup found the
     request id's row."""
     purged = everyone.select(
         IdempotencyRow, IdempotencyRow.tenant_id, IdempotencyRow.user_id, IdempotencyRow.request_id

@@ -269,13 +269,13 @@ def _item(row: Any) -> ImportItem:
 class SqlImportQueue:
     """Cross-tenant by design, like the outbox store: `FOR UPDATE SKIP LOCKED` lets replicas
     lease disjoint batches on PostgreSQL; SQLite serializes writers anyway. A lease that
-    expires (its replica died mid-parse) makes the batch claimable again, and the attempt
+    expires (its replica died mid-parse) makes the batch leasable again, and the attempt
     count tells the parser when to give up."""
 
     def __init__(self, all_tenants: Callable[[], AbstractContextManager[AllTenants]]) -> None:
         self._all_tenants = all_tenants
 
-    def claim(self, owner: str, now: datetime, lease_seconds: float) -> tuple[str, str] | None:
+    def lease(self, owner: str, now: datetime, lease_seconds: float) -> tuple[str, str] | None:
         with self._all_tenants() as everyone:
             row = everyone.session.execute(
                 everyone.select(

@@ -363,9 +363,9 @@ class SqlMemoryRepository(TenantScoped):
         )
         return self._with_revisions(rows)
 
-    def claim_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
+    def advance_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
         result = self._run(
-            "memories.claim_version",
+            "memories.advance_version",
             lambda p: (
                 p.update(MemoryRow)
                 .where(

@@ -88,12 +88,12 @@ class SqlOutboxRepository(TenantScoped):
 
 class SqlOutboxStore:
     """Cross-tenant by design: the drain worker serves every tenant. `FOR UPDATE SKIP LOCKED`
-    lets several replicas claim disjoint items on PostgreSQL; SQLite serializes writers anyway."""
+    lets several replicas lease disjoint items on PostgreSQL; SQLite serializes writers anyway."""
 
     def __init__(self, all_tenants: Callable[[], AbstractContextManager[AllTenants]]) -> None:
         self._all_tenants = all_tenants
 
-    def claim(
+    def lease(
         self, owner: str, limit: int, now: datetime, lease_seconds: float
     ) -> list[OutboxItem]:
         with self._all_tenants() as everyone:

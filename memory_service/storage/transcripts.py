@@ -79,7 +79,7 @@ class SqlTranscriptRepository(TenantScoped):
             create_time=conversation.create_time,
         )
 
-    def claim_sequences(self, owner_user_id: str, conversation_id: str, count: int) -> int:
+    def allocate_sequences(self, owner_user_id: str, conversation_id: str, count: int) -> int:
         """The row update also serializes concurrent appends to one conversation."""
         last = self._session.execute(
             self._update(ConversationRow)

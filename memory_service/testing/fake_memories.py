@@ -108,7 +108,7 @@ class FakeMemoryRepository:
             copy.deepcopy(revision) if r.number == revision.number else r for r in memory.revisions
         ]
 
-    def claim_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
+    def advance_version(self, memory_id: str, expected_version: int, now: datetime) -> bool:
         memory = self._t.memories.get(memory_id)
         if memory is None or memory.version != expected_version:
             return False

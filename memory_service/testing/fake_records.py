@@ -39,7 +39,7 @@ class FakeTranscriptRepository:
     def owners_of(self, conversation_id: str, limit: int) -> list[str]:
         return sorted(o for o, c in self._t.conversations if c == conversation_id)[:limit]
 
-    def claim_sequences(self, owner_user_id: str, conversation_id: str, count: int) -> int:
+    def allocate_sequences(self, owner_user_id: str, conversation_id: str, count: int) -> int:
         key = (owner_user_id, conversation_id)
         self._t.sequences[key] += count
         return self._t.sequences[key] - count + 1
@@ -123,7 +123,7 @@ class FakeIdempotencyRepository:
         key = (user_id, request_id)
         old = self._t.requests.get(key)
         if old is not None and (expired is None or old.create_time >= expired):
-            raise WriteConflict("request id claimed")
+            raise WriteConflict("request id reserved")
         self._t.requests[key] = stored
         self._t.shown.pop(key, None)
 

@@ -201,7 +201,7 @@ class FakeOutboxStore:
             e for _, e in self._entries() if e.lease_owner == owner and (ids is None or e.id in ids)
         ]
 
-    def claim(
+    def lease(
         self, owner: str, limit: int, now: datetime, lease_seconds: float
     ) -> list[OutboxItem]:
         due = sorted(
@@ -283,7 +283,7 @@ class FakeImportQueue:
     def __init__(self, database: FakeDatabase) -> None:
         self._database = database
 
-    def claim(self, owner: str, now: datetime, lease_seconds: float) -> tuple[str, str] | None:
+    def lease(self, owner: str, now: datetime, lease_seconds: float) -> tuple[str, str] | None:
         waiting = sorted(
             (
                 (batch.create_time, tenant_id, batch)

@@ -100,11 +100,11 @@ class ImportRunner:
                 self._wake.clear()
 
     def run_once(self) -> bool:
-        """Claims and processes one batch; False when none was waiting."""
-        claimed = self._queue.claim(self._owner, utcnow(), self._lease)
-        if claimed is None:
+        """Leases and processes one batch; False when none was waiting."""
+        leased = self._queue.lease(self._owner, utcnow(), self._lease)
+        if leased is None:
             return False
-        tenant_id, batch_id = claimed
+        tenant_id, batch_id = leased
         with tracer.start_as_current_span("import.parse") as span:
             span.set_attribute("crmmem.tenant_id", tenant_id)
             try:

@@ -14,7 +14,7 @@ An idle drain costs nothing between polls: a commit in this process that queues 
 wakes it at once (`work_queued()`), so the idle poll (`poll_seconds`, long) only bounds how late
 work queued otherwise is noticed: by another process (a replica, a command), left leased by a
 crashed drain, or coming due later (a retry, a correction effective at a future instant). A
-claim is a write transaction; ten a second while idle were a tenth of what the process did
+lease is a write transaction; ten a second while idle were a tenth of what the process did
 while it answered cheap calls (recall with the breaker open).
 """
 
@@ -64,16 +64,16 @@ lag_histogram = meter.create_histogram(
 BATCH_SIZE = 128
 LEASE_SECONDS = 15.0
 # Index calls stop this long before the lease ends, so items are never written after another
-# replica may have claimed them.
+# replica may have leased them.
 LEASE_MARGIN = 2.0
 MIN_BATCH = 8
-# Batches in flight at once: the next is claimed, read and queued at the embedder while the
+# Batches in flight at once: the next is leased, read and queued at the embedder while the
 # previous one embeds.
 IN_FLIGHT = 2
 BACKOFF_FIRST = 0.25
 BACKOFF_MAX = 5.0
-# An idle drain woken by a commit waits this long before it claims, so the commits just behind
-# it go in the same batch: each batch costs two write transactions (claim, complete), a read
+# An idle drain woken by a commit waits this long before it leases, so the commits just behind
+# it go in the same batch: each batch costs two write transactions (lease, complete), a read
 # and an index call whatever its size, all in the process that serves the writes, so one
 # batch per commit cost a correction about as much CPU again as the correction itself.
 GATHER_SECONDS = 0.05
@@ -106,10 +106,10 @@ class IndexSink(Protocol):
 
 @dataclass
 class _Batch:
-    """Claimed items on their way to the index."""
+    """Leased items on their way to the index."""
 
     items: list[OutboxItem]
-    claimed: int  # with the tenant items
+    leased: int  # with the tenant items
     deadline: float
     documents: list[IndexDocument] = field(default_factory=list)
     removals: dict[str, dict[str, int]] = field(default_factory=dict)  # id -> version read
@@ -141,7 +141,7 @@ class OutboxWorker:
         self._lease = lease_seconds
         self._gather = gather_seconds
         self._backoff = 0.0
-        self._claim = batch_size  # halves while the index is unreachable or too slow
+        self._lease_size = batch_size  # halves while the index is unreachable or too slow
         self._owner = uuid.uuid4().hex
         self._stop = threading.Event()
         self._wake = threading.Event()  # new work, the index back, or stop
@@ -194,13 +194,13 @@ class OutboxWorker:
             log.exception("could not release the outbox leases of a stopping worker")
 
     def _run(self) -> None:
-        """Up to `IN_FLIGHT` batches at once: the next batch is claimed and read while the
+        """Up to `IN_FLIGHT` batches at once: the next batch is leased and read while the
         index embeds the previous one, so the embedder does not idle between batches. After a
-        partial batch (the drain has caught up) the next claim waits `gather_seconds`, as an
+        partial batch (the drain has caught up) the next lease waits `gather_seconds`, as an
         idle drain woken by a commit does: commits one by one are drained a few at a time."""
         in_flight: deque[tuple[_Batch, Future[BaseException | None]]] = deque()
-        waited = False  # the backoff has been waited out: the next claim is the retry
-        gathering_until = 0.0  # after a partial batch the next claim waits for more work
+        waited = False  # the backoff has been waited out: the next lease is the retry
+        gathering_until = 0.0  # after a partial batch the next lease waits for more work
         with ThreadPoolExecutor(IN_FLIGHT, thread_name_prefix="outbox-send") as sending:
             while not self._stop.is_set():
                 drained: int | None = None
@@ -212,7 +212,7 @@ class OutboxWorker:
                     if len(in_flight) < IN_FLIGHT and (not self._backoff or waited) and ready:
                         waited = False
                         drained = self._start_next(in_flight, sending)
-                        if 0 < drained < self._claim:
+                        if 0 < drained < self._lease_size:
                             gathering_until = time.monotonic() + self._gather
                     self._outage.answered()
                 except Exception as error:
@@ -220,7 +220,7 @@ class OutboxWorker:
                         log.exception("outbox drain failed")
                     drained = 0
                 if in_flight:
-                    if drained is not None and drained >= self._claim:
+                    if drained is not None and drained >= self._lease_size:
                         continue  # a full batch: more may be waiting
                     futures = [future for _, future in in_flight]
                     timeout = min(self._poll, IN_FLIGHT_POLL_SECONDS)
@@ -230,7 +230,7 @@ class OutboxWorker:
                     self._index_back.clear()
                     self._wake.clear()
                     waited = True
-                elif drained is None or drained < self._claim:
+                elif drained is None or drained < self._lease_size:
                     pause = gathering_until - time.monotonic()
                     if pause > 0:
                         self._stop.wait(pause)
@@ -249,7 +249,7 @@ class OutboxWorker:
         in_flight: deque[tuple[_Batch, Future[BaseException | None]]],
         sending: ThreadPoolExecutor,
     ) -> int:
-        """Claims and reads a batch and sends it without waiting. A batch that touches a memory
+        """Leases and reads a batch and sends it without waiting. A batch that touches a memory
         an earlier batch in flight is writing (or holds tenant work) first waits for every
         batch in flight: per memory, index writes stay in the order of the changes, so a
         removal is never overtaken by an older upsert."""
@@ -265,35 +265,35 @@ class OutboxWorker:
         if busy & batch.memory_ids:
             settle_all()
         in_flight.append((batch, sending.submit(self._send, batch)))
-        return batch.claimed
+        return batch.leased
 
     def _settle_next(self, in_flight: deque[tuple[_Batch, Future[BaseException | None]]]) -> None:
         batch, future = in_flight.popleft()
         self._settle(batch, future.result())
 
     def drain_once(self) -> int:
-        """One batch, start to finish: claimed, read, written to the index, settled."""
+        """One batch, start to finish: leased, read, written to the index, settled."""
         batch = self._prepare()
         if batch is None:
             return 0
         return self._settle(batch, self._send(batch))
 
     def _prepare(self, before_tenant_work: Callable[[], None] = lambda: None) -> _Batch | None:
-        """Claims due items and reads what each memory should look like in the index now; tenant
+        """Leases due items and reads what each memory should look like in the index now; tenant
         items are turned into refills here, once `before_tenant_work` has run (it waits for
         the batches in flight)."""
         started = time.monotonic()
-        claimed = self._store.claim(self._owner, self._claim, utcnow(), self._lease)
-        if not claimed:
+        leased = self._store.lease(self._owner, self._lease_size, utcnow(), self._lease)
+        if not leased:
             return None
         deadline = started + self._lease - LEASE_MARGIN
-        items = [item for item in claimed if item.kind not in TENANT_KINDS]
-        tenant_items = [item for item in claimed if item.kind in TENANT_KINDS]
+        items = [item for item in leased if item.kind not in TENANT_KINDS]
+        tenant_items = [item for item in leased if item.kind in TENANT_KINDS]
         if tenant_items:
             before_tenant_work()
         for item in tenant_items:
             self._refill_tenant(item, deadline)
-        batch = _Batch(items, len(claimed), deadline)
+        batch = _Batch(items, len(leased), deadline)
         if not items:
             return batch
         by_tenant: dict[str, list[OutboxItem]] = defaultdict(list)
@@ -336,11 +336,11 @@ class OutboxWorker:
         """Completes, releases or retries the batch's items after its index writes."""
         items = batch.items
         if not items:
-            return batch.claimed
+            return batch.leased
         if isinstance(error, IndexUnavailable):
             self._backoff = min(BACKOFF_MAX, max(BACKOFF_FIRST, self._backoff * 2))
             # A batch that timed out would time out again: try smaller ones.
-            self._claim = max(MIN_BATCH, self._claim // 2)
+            self._lease_size = max(MIN_BATCH, self._lease_size // 2)
             log.warning(
                 "index unreachable, %d items wait for it (next try in %.2fs): %s",
                 len(items),
@@ -354,11 +354,11 @@ class OutboxWorker:
             self._store.retry(self._owner, items, str(error), utcnow())
             return 0
         self._backoff = 0.0
-        self._claim = min(self._batch, self._claim * 2)
+        self._lease_size = min(self._batch, self._lease_size * 2)
         self._store.complete(self._owner, [item.id for item in items], batch.ahead)
         for lag in batch.lags:
             lag_histogram.record(lag)
-        return batch.claimed
+        return batch.leased
 
     def _refill_tenant(self, item: OutboxItem, deadline: float) -> None:
         """A rebuild wipes the tenant's points first; both then queue every live memory, and

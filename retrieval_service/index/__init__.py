@@ -145,7 +145,7 @@ class VectorIndex(Protocol):
 
 def point_id(tenant_id: str, memory_id: str) -> str:
     """Scoped by tenant: a document sent under another tenant lands on a point of its own and
-    can neither move nor shadow this one, whatever memory id it claims."""
+    can neither move nor shadow this one, whatever memory id it carries."""
     return str(uuid.uuid5(POINT_NAMESPACE, f"{tenant_id}\x00{memory_id}"))
 
 

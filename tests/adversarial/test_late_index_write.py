@@ -56,7 +56,7 @@ def test_a_correction_sent_to_a_suspended_sidecar_does_not_outlive_the_deletion(
     os.kill(sidecar.process.pid, signal.SIGSTOP)
     try:
         corrected = correct(mara, seat, "prefers window seats on long flights")
-        eventually(  # the outbox has claimed the upsert and waits for the sidecar's answer
+        eventually(  # the outbox has leased the upsert and waits for the sidecar's answer
             lambda: any(q.leased for q in queued(memory.database_url, TENANT)),
             60,
             "the outbox never sent the correction's upsert",

@@ -58,9 +58,9 @@ def test_existing_conversations_survive_and_ids_become_per_user(
                 1,
                 2,
             ]
-            assert uow.transcript.claim_sequences("alice", "call-1", 1) == 3
+            assert uow.transcript.allocate_sequences("alice", "call-1", 1) == 3
             assert uow.transcript.get_conversation("bob", "call-1") is None
             uow.transcript.add_conversation(Conversation("t1", "call-1", "bob", stamp_utc))
-            assert uow.transcript.claim_sequences("bob", "call-1", 1) == 1
+            assert uow.transcript.allocate_sequences("bob", "call-1", 1) == 1
             uow.commit()
         engine.dispose()

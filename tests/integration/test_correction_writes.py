@@ -1,6 +1,6 @@
 """A correction's write transaction on real SQLite and PostgreSQL: the statements it sends (its
 latency budget is mostly their count, all inside SQLite's one writer lock), and what the request
-id does with them: a replay writes nothing and answers the same bytes, an expired id is claimed
+id does with them: a replay writes nothing and answers the same bytes, an expired id is reserved
 again, and retention forgets an id with every row listing what its answer shows."""
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def test_a_correction_at_an_old_etag_is_aborted_and_stores_no_answer(world: Worl
     )
 
 
-def test_an_expired_request_id_is_forgotten_and_claimed_again(
+def test_an_expired_request_id_is_forgotten_and_reserved_again(
     units: SqlUnitOfWorkFactory,
 ) -> None:
     world = World(units, ttl=timedelta(seconds=-1))  # every stored answer has expired
@@ -211,17 +211,17 @@ def test_retention_forgets_a_request_id_with_every_row_of_what_it_shows(
     units: SqlUnitOfWorkFactory,
 ) -> None:
     """The rows listing what a batch's answer shows are written a moment after the request
-    id's own row; a claim only looks for them when it finds that row, so retention must not
+    id's own row; a reservation only looks for them when it finds that row, so retention must not
     leave them behind when the cut falls between the two."""
-    claimed = utcnow() - timedelta(days=2)
+    reserved = utcnow() - timedelta(days=2)
     with units("t1", write=True) as uow:
         uow.idempotency.claim(
-            "mara", "r1", StoredResponse("BatchCreateMemories", "f", b"", claimed), None
+            "mara", "r1", StoredResponse("BatchCreateMemories", "f", b"", reserved), None
         )
         uow.idempotency.record("mara", "r1", b"answer", ["m1", "m2"])
         uow.commit()
     with units.all_tenants() as everyone:
-        assert purge_idempotency_keys(everyone, claimed + timedelta(microseconds=1)) == 1
+        assert purge_idempotency_keys(everyone, reserved + timedelta(microseconds=1)) == 1
     with units("t1", write=True) as uow:
         assert uow.idempotency.get("mara", "r1") is None
         uow.idempotency.claim(

@@ -148,7 +148,7 @@ def test_a_database_that_does_not_answer_is_unavailable_and_unreachable() -> Non
 # ----------------------------------------------------------------- real connection losses
 # The tests above raise a driver error in place of the failure. These kill the write's own
 # PostgreSQL backend (pg_terminate_backend) at every statement of a real AppendMessage, and
-# right after its COMMIT applied, so the pool, the session and the request-id claim all meet a
+# right after its COMMIT applied, so the pool, the session and the request-id reservation all meet a
 # connection that is really gone: whatever the point, the next retry with the same request id
 # answers at once, the message lands once, and no connection is left checked out.
 
@@ -221,7 +221,7 @@ def statements_of_one_append(engine: Engine, units: SqlUnitOfWorkFactory) -> int
         Appender(units, "counting").append()
     finally:
         event.remove(engine, "before_cursor_execute", count)
-    assert len(seen) >= 4, seen  # the claim, the conversation, the message, the answer
+    assert len(seen) >= 4, seen  # the reservation, the conversation, the message, the answer
     return len(seen)
 
 

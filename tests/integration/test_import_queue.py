@@ -1,5 +1,5 @@
 """The import queue on real databases: one replica holds a pending batch at a time, a dead
-replica's lease expires, and every claim counts an attempt before the parse starts."""
+replica's lease expires, and every lease counts an attempt before the parse starts."""
 
 from __future__ import annotations
 
@@ -24,37 +24,37 @@ def pending(units: SqlUnitOfWorkFactory, count: int, tenant: str = "t1") -> list
     return ids
 
 
-def test_replicas_claim_disjoint_batches(units: SqlUnitOfWorkFactory) -> None:
+def test_replicas_lease_disjoint_batches(units: SqlUnitOfWorkFactory) -> None:
     ids = pending(units, 30)
     queue = units.import_queue()
-    claimed: dict[str, list[str]] = {}
+    leased: dict[str, list[str]] = {}
     barrier = threading.Barrier(3)
 
     def replica(owner: str) -> None:
         barrier.wait()
         mine = []
-        while (claim := queue.claim(owner, utcnow(), 600)) is not None:
-            mine.append(claim[1])
-        claimed[owner] = mine
+        while (lease := queue.lease(owner, utcnow(), 600)) is not None:
+            mine.append(lease[1])
+        leased[owner] = mine
 
     threads = [threading.Thread(target=replica, args=(f"r{n}",)) for n in range(3)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    every = [batch for batches in claimed.values() for batch in batches]
+    every = [batch for batches in leased.values() for batch in batches]
     assert sorted(every) == sorted(ids)  # each once, none twice
 
 
-def test_a_dead_replicas_lease_expires_and_each_claim_counts_an_attempt(
+def test_a_dead_replicas_lease_expires_and_each_lease_counts_an_attempt(
     units: SqlUnitOfWorkFactory,
 ) -> None:
     [batch_id] = pending(units, 1)
     queue = units.import_queue()
     now = utcnow()
-    assert queue.claim("a", now, 60) == ("t1", batch_id)
-    assert queue.claim("b", now, 60) is None  # leased to a
-    assert queue.claim("b", now + timedelta(seconds=61), 60) == ("t1", batch_id)
+    assert queue.lease("a", now, 60) == ("t1", batch_id)
+    assert queue.lease("b", now, 60) is None  # leased to a
+    assert queue.lease("b", now + timedelta(seconds=61), 60) == ("t1", batch_id)
     with units("t1", write=False) as uow:
         batch = uow.imports.get_batch(batch_id)
     assert batch is not None
@@ -64,4 +64,4 @@ def test_a_dead_replicas_lease_expires_and_each_claim_counts_an_attempt(
         batch.state = ImportState.FAILED
         uow.imports.update_batch(batch)
         uow.commit()
-    assert queue.claim("c", now + timedelta(days=1), 60) is None  # finished batches stay put
+    assert queue.lease("c", now + timedelta(days=1), 60) is None  # finished batches stay put

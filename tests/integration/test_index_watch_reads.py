@@ -78,7 +78,7 @@ def test_a_short_index_still_reads_the_outbox_and_queues_a_resync(
     mara = world.who("mara")
     world.create(mara, world.say(mara, "I prefer mornings"), "mornings")
     store = units.outbox_store()
-    delivered = store.claim("test", 10, utcnow(), 30)
+    delivered = store.lease("test", 10, utcnow(), 30)
     store.complete("test", [item.id for item in delivered])  # indexed, then the index lost it
     queued: list[bool] = []
     watch = IndexWatch(_Points(0), units, 10, on_queued=lambda: queued.append(True))  # type: ignore[arg-type]
@@ -101,7 +101,7 @@ def test_a_memory_committed_as_the_check_begins_is_on_its_way_not_missing(
     mara = world.who("mara")
     world.create(mara, world.say(mara, "I prefer mornings"), "mornings")
     store = units.outbox_store()
-    store.complete("test", [item.id for item in store.claim("test", 10, utcnow(), 30)])
+    store.complete("test", [item.id for item in store.lease("test", 10, utcnow(), 30)])
     written: list[bool] = []
 
     def write_as_the_check_reads(_c: Any, _cursor: Any, statement: str, *_: Any) -> None:
@@ -201,7 +201,7 @@ def test_an_expiry_drained_as_the_check_reads_is_not_a_missing_memory(
     _remember(world, mara, "I prefer aisle seats this week", "b", until=ends)
     drain.drain_once()  # both indexed; the expiry waits until `ends`
     _remember(world, mara, "I prefer tea", "c")
-    store.claim("in-flight", 10, utcnow(), 30)  # ingest under way: a batch being embedded
+    store.lease("in-flight", 10, utcnow(), 30)  # ingest under way: a batch being embedded
 
     def expire_and_drain(statement: str) -> bool:
         if "index_outbox" not in statement:

@@ -23,45 +23,45 @@ def enqueue(units: SqlUnitOfWorkFactory, count: int, tenant: str = "t1") -> None
         uow.commit()
 
 
-def test_concurrent_claims_never_share_an_item(units: SqlUnitOfWorkFactory) -> None:
+def test_concurrent_leases_never_share_an_item(units: SqlUnitOfWorkFactory) -> None:
     enqueue(units, 300)
     store = units.outbox_store()
-    claimed: dict[str, list[int]] = {}
+    leased: dict[str, list[int]] = {}
     barrier = threading.Barrier(3)
 
     def drainer(owner: str) -> None:
         barrier.wait()
         mine: list[int] = []
-        while batch := store.claim(owner, 20, utcnow(), 60):
+        while batch := store.lease(owner, 20, utcnow(), 60):
             mine.extend(item.id for item in batch)
             store.complete(owner, [item.id for item in batch])
-        claimed[owner] = mine
+        leased[owner] = mine
 
     threads = [threading.Thread(target=drainer, args=(f"w{n}",)) for n in range(3)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    every = [item for items in claimed.values() for item in items]
+    every = [item for items in leased.values() for item in items]
     assert len(every) == 300
     assert len(set(every)) == 300
     assert store.depth(utcnow()) == (0, None)
 
 
-def test_a_failed_item_backs_off_and_an_expired_lease_is_claimed_again(
+def test_a_failed_item_backs_off_and_an_expired_lease_is_leased_again(
     units: SqlUnitOfWorkFactory,
 ) -> None:
     enqueue(units, 2)
     store = units.outbox_store()
     now = utcnow()
-    first, second = store.claim("a", 10, now, lease_seconds=30)
-    assert store.claim("b", 10, now, 30) == []  # leased
+    first, second = store.lease("a", 10, now, lease_seconds=30)
+    assert store.lease("b", 10, now, 30) == []  # leased
     store.retry("a", [first], "sidecar down", now)
-    assert store.claim("b", 10, now, 30) == []  # backing off
+    assert store.lease("b", 10, now, 30) == []  # backing off
     later = now + timedelta(seconds=31)
-    reclaimed = store.claim("b", 10, later, 30)
-    assert {item.id for item in reclaimed} == {first.id, second.id}
-    assert next(i for i in reclaimed if i.id == first.id).attempts == 1
+    leased_again = store.lease("b", 10, later, 30)
+    assert {item.id for item in leased_again} == {first.id, second.id}
+    assert next(i for i in leased_again if i.id == first.id).attempts == 1
     store.complete("a", [second.id])  # the old owner lost its lease: nothing happens
     assert store.depth(later)[0] == 2
 
@@ -72,12 +72,12 @@ def test_released_items_are_due_again_at_once_and_untouched(units: SqlUnitOfWork
     enqueue(units, 3)
     store = units.outbox_store()
     now = utcnow()
-    first, second, third = store.claim("a", 10, now, lease_seconds=30)
+    first, second, third = store.lease("a", 10, now, lease_seconds=30)
     store.release("a", [first.id], "index write failed: UNAVAILABLE")
     store.release("b", [second.id], "not b's to release")  # only the owner's leases go
-    assert [i.id for i in store.claim("b", 10, now, 30)] == [first.id]
+    assert [i.id for i in store.lease("b", 10, now, 30)] == [first.id]
     store.release("a", None, "the worker stopped")  # everything a still holds
-    again = store.claim("c", 10, now, 30)
+    again = store.lease("c", 10, now, 30)
     assert {i.id for i in again} == {second.id, third.id}
     assert all(i.attempts == 0 for i in again)
 
@@ -85,7 +85,7 @@ def test_released_items_are_due_again_at_once_and_untouched(units: SqlUnitOfWork
 def test_a_tenant_item_turns_into_refills_and_completes_in_the_same_transaction(
     units: SqlUnitOfWorkFactory,
 ) -> None:
-    """A rebuild is queued work: claimed, it becomes one refill per memory and is gone at once;
+    """A rebuild is queued work: leased, it becomes one refill per memory and is gone at once;
     a worker whose lease was lost writes nothing."""
     now = utcnow()
     with units("t1", write=True) as uow:
@@ -97,12 +97,12 @@ def test_a_tenant_item_turns_into_refills_and_completes_in_the_same_transaction(
     with units("t2", write=False) as uow:
         assert (uow.outbox.queued_changes(), uow.outbox.tenant_work()) == ({}, False)
     store = units.outbox_store()
-    rebuild, change = store.claim("a", 10, now, 30)
+    rebuild, change = store.lease("a", 10, now, 30)
     assert (rebuild.kind, change.kind) == (OutboxKind.REBUILD, OutboxKind.MEMORY)
     assert not store.expand("b", rebuild, [f"{1:032x}"], now)  # not b's lease
     assert store.expand("a", rebuild, [f"{n:032x}" for n in range(3)], now)
     assert not store.expand("a", rebuild, [f"{n:032x}" for n in range(3)], now)  # done once
-    refills = store.claim("c", 10, now, 30)
+    refills = store.lease("c", 10, now, 30)
     assert sorted((i.kind, i.memory_id) for i in refills) == [
         (OutboxKind.REFILL, f"{n:032x}") for n in range(3)
     ]
@@ -173,6 +173,6 @@ def test_a_unit_of_work_writes_its_memory_items_in_one_statement_in_order(
             uow.commit()
     finally:
         event.remove(units.engine, "before_cursor_execute", seen)
-    claimed = units.outbox_store().claim("a", 100, utcnow(), 30)
-    assert [item.memory_id for item in claimed] == [f"{n:032x}" for n in (*range(50), 99)] + [""]
-    assert claimed[-1].kind is OutboxKind.RESYNC
+    leased = units.outbox_store().lease("a", 100, utcnow(), 30)
+    assert [item.memory_id for item in leased] == [f"{n:032x}" for n in (*range(50), 99)] + [""]
+    assert leased[-1].kind is OutboxKind.RESYNC

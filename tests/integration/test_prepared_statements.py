@@ -135,13 +135,13 @@ def test_a_prepared_statement_reads_alike_on_the_cursor_and_through_sqlalchemy(
 
 
 def test_an_update_on_the_cursor_counts_the_rows_it_changed(units: SqlUnitOfWorkFactory) -> None:
-    ids = _store(units, "claims")
-    with units("claims", write=True) as uow:
+    ids = _store(units, "versions")
+    with units("versions", write=True) as uow:
         assert _plain(uow.session.connection())
-        assert uow.memories.claim_version(ids[0], 1, utcnow())
-        assert not uow.memories.claim_version(ids[0], 1, utcnow())  # already claimed
+        assert uow.memories.advance_version(ids[0], 1, utcnow())
+        assert not uow.memories.advance_version(ids[0], 1, utcnow())  # already advanced
         uow.commit()
-    with units("claims", write=False) as uow:
+    with units("versions", write=False) as uow:
         stored = uow.memories.get(ids[0])
     assert stored is not None
     assert stored.version == 2

@@ -68,7 +68,7 @@ def test_every_read_is_tenant_scoped(units: SqlUnitOfWorkFactory) -> None:
         assert uow.memories.find_live(theirs.scope, theirs.key, "") is not None  # its own copy
         listed = uow.memories.list_after(MemoryQuery(EVERYTHING), "", 100)
         assert [m.id for m in listed] == [ours.id]
-        assert not uow.memories.claim_version(theirs.id, 1, utcnow())
+        assert not uow.memories.advance_version(theirs.id, 1, utcnow())
 
 
 def test_exactly_one_of_many_racing_writers_wins_the_version(
@@ -84,7 +84,7 @@ def test_exactly_one_of_many_racing_writers_wins_the_version(
     def writer() -> None:
         barrier.wait()
         with units("t1", write=True) as uow:
-            won = uow.memories.claim_version(memory.id, 1, utcnow())
+            won = uow.memories.advance_version(memory.id, 1, utcnow())
             uow.commit()
         wins.append(won)
 

@@ -177,7 +177,7 @@ def test_every_repository_statement_passes_the_guard(units: SqlUnitOfWorkFactory
     memory = make_memory("t3")
     with units("t3", write=True) as uow:
         uow.memories.add(memory)
-        assert uow.memories.claim_version(memory.id, 1, utcnow())
+        assert uow.memories.advance_version(memory.id, 1, utcnow())
         uow.memories.update_revision(memory.revisions[0])
         uow.memories.mark_deleted(memory.id, utcnow(), "hash")
         assert uow.memories.deleted_lineage("conversations/c/messages/m") is False

@@ -16,7 +16,7 @@ class Queue:
     def __init__(self) -> None:
         self.batches = [("acme", "b1")]
 
-    def claim(self, owner: str, now: datetime, lease: float) -> tuple[str, str] | None:
+    def lease(self, owner: str, now: datetime, lease: float) -> tuple[str, str] | None:
         return self.batches.pop() if self.batches else None
 
 

@@ -27,10 +27,10 @@ class Store:
         self.retried: list[int] = []
         self.released: list[list[int] | None] = []
         self.completed: list[int] = []
-        self.claims = 0
+        self.leases = 0
 
-    def claim(self, owner: str, limit: int, now: datetime, lease: float) -> list[OutboxItem]:
-        self.claims += 1
+    def lease(self, owner: str, limit: int, now: datetime, lease: float) -> list[OutboxItem]:
+        self.leases += 1
         free = [i for i in self.items if i.id not in self.leased][:limit]
         self.leased |= {i.id for i in free}
         return free
@@ -171,17 +171,17 @@ def test_new_work_wakes_an_idle_drain_at_once() -> None:
         worker.stop()
 
 
-def test_an_idle_drain_waits_for_a_commit_or_its_poll_without_claiming() -> None:
-    """Idle, the drain claims (a write transaction) once per poll, not ten times a second:
+def test_an_idle_drain_waits_for_a_commit_or_its_poll_without_leasing() -> None:
+    """Idle, the drain leases (a write transaction) once per poll, not ten times a second:
     a commit in this process wakes it."""
     store, sink = Store(0), Sink()
     sink.down = False
     worker = OutboxWorker(store, units, sink, poll_seconds=30)  # type: ignore[arg-type]
     worker.start()
     try:
-        until(lambda: store.claims, 10)
+        until(lambda: store.leases, 10)
         time.sleep(0.5)
-        assert store.claims == 1  # the claim at start, and none since
+        assert store.leases == 1  # the lease at start, and none since
         now = utcnow()
         store.items.append(OutboxItem(7, "acme", f"{7:032x}", now, now, 0))
         worker.work_queued()
@@ -199,7 +199,7 @@ def test_work_nobody_signalled_is_drained_by_the_idle_poll() -> None:
     worker = OutboxWorker(store, units, sink, poll_seconds=0.2)  # type: ignore[arg-type]
     worker.start()
     try:
-        until(lambda: store.claims, 10)
+        until(lambda: store.leases, 10)
         now = utcnow()
         store.items.append(OutboxItem(8, "acme", f"{8:032x}", now, now, 0))  # no work_queued()
         until(lambda: not store.items, 10)
@@ -211,7 +211,7 @@ def test_work_nobody_signalled_is_drained_by_the_idle_poll() -> None:
 def test_stop_hands_back_what_the_worker_still_leases() -> None:
     store, sink = Store(4), Sink()
     worker = OutboxWorker(store, units, sink)  # type: ignore[arg-type]
-    store.claim("someone", 2, utcnow(), 15)  # as if a batch were in hand
+    store.lease("someone", 2, utcnow(), 15)  # as if a batch were in hand
     worker._thread = threading.Thread(target=lambda: None)
     worker._thread.start()
     worker.stop()
@@ -290,7 +290,7 @@ def test_a_second_batch_goes_out_while_the_index_still_works_on_the_first() -> N
 
 def test_commits_arriving_one_by_one_are_drained_in_a_few_batches() -> None:
     """Forty commits 5 ms apart, each queueing one item and waking the drain, as corrections
-    do: the drain gathers the ones right behind a partial batch instead of claiming, reading,
+    do: the drain gathers the ones right behind a partial batch instead of leasing, reading,
     sending and completing a batch per commit (each batch costs the serving process as much
     CPU as a correction)."""
     store, sink = Store(0), Sink()
@@ -331,7 +331,7 @@ def test_a_correction_committed_just_before_the_read_is_indexed_at_its_revision(
 
     class Corrected:
         def get_many(self, ids: list[str]) -> dict[str, Any]:
-            # Committed just now, after the drain claimed the item.
+            # Committed just now, after the drain leased the item.
             corrected = test_rules.memory(test_rules.revision(1))
             corrected.id, corrected.version = ids[0], 2
             test_rules.correct(corrected, utcnow())

@@ -57,7 +57,7 @@ class ImportQueue:
     def __init__(self, db: Outages) -> None:
         self.db = db
 
-    def claim(self, owner: str, now: datetime, lease_seconds: float) -> tuple[str, str] | None:
+    def lease(self, owner: str, now: datetime, lease_seconds: float) -> tuple[str, str] | None:
         self.db.call()
         return None
 
@@ -66,7 +66,7 @@ class OutboxStore:
     def __init__(self, db: Outages) -> None:
         self.db = db
 
-    def claim(self, owner: str, limit: int, now: datetime, lease: float) -> list[OutboxItem]:
+    def lease(self, owner: str, limit: int, now: datetime, lease: float) -> list[OutboxItem]:
         self.db.call()
         return []
 
@@ -103,7 +103,7 @@ def import_worker(db: Outages) -> Worker:
 
 
 def outbox_worker(db: Outages) -> Worker:
-    store: Any = OutboxStore(db)  # claims only: it hands out no item to index
+    store: Any = OutboxStore(db)  # leases only: it hands out no item to index
     worker = OutboxWorker(store, no_units, None, poll_seconds=POLL)  # type: ignore[arg-type]
     return Worker(db, worker.start, worker.stop)
 
