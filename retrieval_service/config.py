@@ -83,7 +83,7 @@ class RetrievalSettings(ProcessSettings):
         "hybrid", validation_alias="RETRIEVAL_SEARCH_MODE"
     )
     """`hybrid`: the sentence embedding and BM25 fused; `dense` or `sparse` (BM25) alone. Every
-    point holds both vectors, so switching needs no re-index (measured under Benchmarks)."""
+    point holds both vectors, so switching needs no re-index."""
 
     fusion: Literal["weighted", "rrf"] = Field("weighted", validation_alias="RETRIEVAL_FUSION")
     """How `hybrid` merges the two rankings: a weighted sum of the cosine and the normalised
@@ -113,8 +113,7 @@ class RetrievalSettings(ProcessSettings):
     )
     """CPU threads of a query's forward pass (`0`: one per usable core, the CPU affinity capped
     by the cgroup's CPU quota, at most 64 on ONNX; on torch, `OMP_NUM_THREADS` when set). One
-    leaves the other core of a 2-core host to the memory service (measured in
-    docs/benchmarks.md)."""
+    leaves the other core of a 2-core host to the memory service."""
 
     document_threads: int = Field(
         2,

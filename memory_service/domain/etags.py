@@ -12,7 +12,7 @@ import re
 from memory_service.domain.errors import InvalidArgument
 from memory_service.domain.model import Memory
 
-# The quoted form, or the bare form issued before; the version has at most 18 digits (an int64).
+# The quoted form, or the bare one clients may still hold; a version has at most 18 digits (int64).
 ETAG = re.compile(r'"v([1-9][0-9]{0,17})"|v([1-9][0-9]{0,17})')
 
 

@@ -100,9 +100,9 @@ class MemoryRow(Base):
             "tenant_id", "scope_type", "scope_id", "key", "key_context", "live",
             name="uq_memories_live_key",
         ),
-        # Covering: a context tests scope and liveness without reading the table (0016).
+        # Covering: a context tests scope and liveness without reading the table.
         Index("ix_memories_tenant_scope", "tenant_id", "id", "scope_type", "scope_id", "live"),
-        # A caller's subjects, each an index range in id order (0018).
+        # A caller's subjects, each an index range in id order.
         Index("ix_memories_subject", "tenant_id", "scope_type", "scope_id", "live", "id"),
         Index("ix_memories_key_hash", "tenant_id", "key_hash"),
     )  # fmt: skip
@@ -253,7 +253,7 @@ class OutboxRow(Base):
 
     __table_args__ = (
         Index("ix_index_outbox_due_time", "due_time"),
-        # The drain finds a memory's queued boundaries by it (0017).
+        # The drain finds a memory's queued boundaries by it.
         Index("ix_index_outbox_memory", "memory_id", "due_time"),
     )
 

@@ -72,8 +72,8 @@ class Plan:
     """A prepared statement compiled once per dialect, run on the DBAPI cursor: the SQL text
     (one per length of each IN list), the driver's parameters in order, SQLAlchemy's own bind
     and result processors, and rows that read like SQLAlchemy's (by position or column name).
-    Through the connection the same statement cost its SQL again in execution-context and
-    result set-up than the database took to answer it."""
+    Through the connection, execution-context and result set-up would cost a statement more
+    than the database takes to answer it."""
 
     def __init__(
         self,

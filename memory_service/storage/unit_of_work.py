@@ -102,8 +102,8 @@ def _sqlite_engine(url: str) -> Engine:
 
     def _begin(dbapi_connection: Any) -> None:
         """The BEGIN chosen above, sent on the driver's cursor (as the dialect's own BEGIN, so a
-        locked database fails like any statement): through `exec_driver_sql` it took most of
-        an empty transaction's time."""
+        locked database fails like any statement): `exec_driver_sql` would cost more than the rest
+        of an empty transaction."""
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute(dbapi_connection.info.pop(BEGIN, "BEGIN IMMEDIATE"))
@@ -198,8 +198,8 @@ class SqlUnitOfWorkFactory:
         if check_scope:
             guard_tenant_scope(engine)
         # SQLite has one writer at a time, and a writer that finds the lock taken sleeps in
-        # growing steps (up to 100 ms) before it looks again, so under load writers spent more
-        # time asleep than writing. This process's writers queue here instead and start the
+        # growing steps (up to 100 ms) before it looks again, so under load writers would spend
+        # more time asleep than writing. This process's writers queue here instead and start the
         # moment the previous one ends; other processes still meet SQLite's busy timeout.
         self._writers = threading.RLock() if engine.dialect.name == "sqlite" else None
 

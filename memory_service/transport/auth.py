@@ -60,8 +60,8 @@ class TokenAuthenticator:
     def verify(self, token: str) -> Identity:
         """The token's identity. A token this process verified before (the same text, so the
         same signature over the same claims) is only checked against the clock again: decoding
-        and the HMAC were most of what an RPC refused at once (recall with the breaker open)
-        cost the service."""
+        and the HMAC are most of what an RPC refused at once (recall with the breaker open)
+        costs the service."""
         known = self._verified.get(token)
         if known is not None:
             identity, not_before, expires = known

@@ -114,9 +114,9 @@ class LenientServices:
     gRPC answers a request its deserializer cannot parse with INTERNAL and logs a traceback;
     here the bytes reach the handler as `Undecodable`, which is refused like any bad field.
     This stands where the generated `add_*_to_server` functions expect the server and wraps
-    each unary-request method's handler once, as it is registered: an interceptor did it on
-    every call, and interceptors alone were a few percent of what a call refused at once
-    (recall with the breaker open) cost the server.
+    each unary-request method's handler once, as it is registered: an interceptor would do it
+    on every call, a noticeable share of what a call refused at once (recall with the breaker
+    open) costs the server.
     """
 
     def __init__(

@@ -14,8 +14,8 @@ An idle drain costs nothing between polls: a commit in this process that queues 
 wakes it at once (`work_queued()`), so the idle poll (`poll_seconds`, long) only bounds how late
 work queued otherwise is noticed: by another process (a replica, a command), left leased by a
 crashed drain, or coming due later (a retry, a correction effective at a future instant). A
-lease is a write transaction; ten a second while idle were a tenth of what the process did
-while it answered cheap calls (recall with the breaker open).
+lease is a write transaction, so polling often while idle would spend a good share of the
+process's work, and of the writer lock, on finding nothing.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ BACKOFF_MAX = 5.0
 # An idle drain woken by a commit waits this long before it leases, so the commits just behind
 # it go in the same batch: each batch costs two write transactions (lease, complete), a read
 # and an index call whatever its size, all in the process that serves the writes, so one
-# batch per commit cost a correction about as much CPU again as the correction itself.
+# batch per commit would about double the CPU each correction costs.
 GATHER_SECONDS = 0.05
 # How long the drain waits for a batch in flight before it looks again (a batch finishing wakes
 # it sooner): short, so a second batch goes out while the index works on the first.

@@ -35,8 +35,8 @@ MANIFEST = "manifest.json"
 Precision = Literal["fp32", "int8"]
 _SMALL = 1 << 20
 # Padded tokens per forward pass: about 30 memory-sized texts (7-10 tokens), one text of the
-# model's 256. Chunks of 64 memory-sized texts cost 3.6 ms of CPU per text in one pass, 2.9 in
-# passes of 256 tokens (192 and 384 within noise), one model thread.
+# model's 256. A chunk of 64 memory-sized texts costs less CPU a text in passes of this size
+# than in one pass, whose activations outgrow the cache; 192 or 384 do as well.
 BATCH_TOKENS = 256
 # `0` threads resolves to the usable cores, at most this many (each a pass buffer or an intra-op
 # thread; `RETRIEVAL_DOCUMENT_THREADS` allows no more either).
@@ -101,12 +101,11 @@ class OnnxEmbedder:
         manifest = read_manifest(folder)
         model = str(folder / manifest["files"][precision])
         before = hugepages.writable_anonymous()
-        # Documents run `document_threads` forward passes side by side, each on one thread: on
-        # this project's 2-core machine two of them embed memory-sized documents about 15% faster
-        # than one pass on two threads, for about 7% less CPU a document, and a neighbour taking
-        # part of a core slows a pass of its own rather than a second thread every operator of
-        # the other waits for (docs/benchmarks.md). A query's pass gains nothing from a second
-        # thread either. 0 threads is one per usable core, resolved here.
+        # Documents run `document_threads` forward passes side by side, each on one thread: no
+        # operator waits for a second thread, so they embed documents faster and for less CPU
+        # than one pass on two threads, and a neighbour taking part of a core slows a pass of its
+        # own rather than a second thread every operator of the other waits for. A query's pass
+        # gains nothing from a second thread either. 0 threads: one per usable core.
         self.threads = _resolved(threads)
         self.document_threads = (
             self.threads if document_threads is None else _resolved(document_threads)
@@ -119,7 +118,7 @@ class OnnxEmbedder:
         self._helpers = ThreadPoolExecutor(
             max(1, self.document_threads - 1), thread_name_prefix="embed-documents"
         )
-        # The sessions' memory (their weights) in 2 MiB pages: a query's CPU about a sixth less.
+        # The sessions' memory (their weights) in 2 MiB pages: fewer TLB misses in every pass.
         self.huge_pages = hugepages.advise_in_background(before)
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(folder / manifest["files"]["tokenizer"]))
@@ -209,7 +208,7 @@ class OnnxEmbedder:
     def _batches(self, lengths: list[int], side_by_side: int = 1) -> list[list[int]]:
         """Positions grouped shortest first, each group's count times its longest length (the
         padded tokens its forward pass computes) within `batch_tokens`. One batch padded to its
-        longest text spent a fifth of its work on padding for memory-sized texts, and one large
+        longest text would spend much of its work on padding for memory-sized texts, and one large
         pass costs more per token than a few smaller ones (its activations outgrow the cache).
         Texts that fit in fewer passes than `side_by_side` are dealt into that many passes of
         about equal tokens instead: a chunk cut short because queries keep coming (a few

@@ -16,9 +16,9 @@ class SentenceTransformerEmbedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         # OpenMP's threads spin while they wait for work by default. On a machine whose cores
-        # are busy with other processes that turns a 10 ms query into a second and a batch of
-        # 128 documents into half a minute (measured with two threads at load 14); sleeping
-        # waiters keep them at tens of milliseconds and a few seconds. Read when torch loads.
+        # are busy with other processes the spinning waiters take the cores from the threads
+        # that have work, and a query or a batch takes many times longer; sleeping waiters
+        # leave the cores to the work. Read when torch loads.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import torch
         from sentence_transformers import SentenceTransformer

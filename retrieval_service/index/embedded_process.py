@@ -2,9 +2,9 @@
 
 Every call into qdrant-edge holds the Python interpreter until it returns: a search, but also
 `optimize` (about a second per 10,000 points) and opening a stored shard (seconds for a large
-one). In the sidecar's process that froze every thread, health checks included. Here the shard
-lives in a worker process and the sidecar talks to it over a socket, waiting with the
-interpreter released, so nothing the engine does can pause the sidecar.
+one). In the sidecar's own process that would freeze every thread, health checks included.
+Here the shard lives in a worker process and the sidecar talks to it over a socket, waiting
+with the interpreter released, so nothing the engine does can pause the sidecar.
 
 Searches read plain (unindexed) segments point by point: about 7 ms for a tenant of 10,000
 points, mostly the tenant filter walking its points. Indexed segments (int8 codes in RAM, an
