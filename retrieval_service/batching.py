@@ -101,9 +101,6 @@ class EmbeddingLane:
             self._ready.notify_all()
         self._thread.join(timeout=10)
 
-    async def embed_query(self, text: str) -> list[float]:
-        return await self.query(text, lambda vector: vector)
-
     async def query(self, text: str, then: Callable[[list[float]], T]) -> T:
         """`then(vector)` of the query's vector, run on the model thread right after the
         forward pass: a search that follows (about a millisecond) costs no second hop between

@@ -271,13 +271,6 @@ class OutboxWorker:
         batch, future = in_flight.popleft()
         self._settle(batch, future.result())
 
-    def drain_once(self) -> int:
-        """One batch, start to finish: leased, read, written to the index, settled."""
-        batch = self._prepare()
-        if batch is None:
-            return 0
-        return self._settle(batch, self._send(batch))
-
     def _prepare(self, before_tenant_work: Callable[[], None] = lambda: None) -> _Batch | None:
         """Leases due items and reads what each memory should look like in the index now; tenant
         items are turned into refills here, once `before_tenant_work` has run (it waits for

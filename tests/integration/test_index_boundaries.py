@@ -31,6 +31,7 @@ from memory_service.domain.model import (
 )
 from memory_service.storage import migrate
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.testing.outbox import drain_once
 from memory_service.workers import outbox as outbox_module
 from memory_service.workers.outbox import OutboxWorker
 from tests.support import exports, records
@@ -51,7 +52,7 @@ class _Drain:
         """Drains everything due at `instant`; the index's texts then."""
         self.now = instant
         for _ in range(50):
-            if not self.worker.drain_once():
+            if not drain_once(self.worker):
                 break
         return self.index.texts
 

@@ -17,6 +17,7 @@ from memory_service.app.index_watch import INCOMPLETE, IndexWatch
 from memory_service.domain.memory_requests import CreateMemory
 from memory_service.domain.model import Identity, Memory, MemoryKind, Scope, ScopeType, utcnow
 from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.testing.outbox import drain_once
 from memory_service.workers.outbox import OutboxWorker
 from tests.support.index import RecordingIndex
 from tests.support.world import World
@@ -170,13 +171,13 @@ def test_a_deletion_drained_as_the_check_reads_is_not_a_missing_memory(
     drain = OutboxWorker(units.outbox_store(), units, index)
     first = _remember(world, mara, "I prefer mornings", "a")
     _remember(world, mara, "I prefer aisle seats", "b")
-    drain.drain_once()
+    drain_once(drain)
 
     def delete_and_drain(statement: str) -> bool:
         if "count(memories.id)" not in statement:
             return False
         world.write(mara, lambda uow: world.memories.delete(uow, mara, first.id, None, utcnow()))
-        drain.drain_once()  # the point removed, then the change completed
+        drain_once(drain)  # the point removed, then the change completed
         return True
 
     reason, ran = _examine_while(units, index, "after_cursor_execute", delete_and_drain)
@@ -199,7 +200,7 @@ def test_an_expiry_drained_as_the_check_reads_is_not_a_missing_memory(
     _remember(world, mara, "I prefer mornings", "a")
     ends = utcnow() + timedelta(seconds=1)
     _remember(world, mara, "I prefer aisle seats this week", "b", until=ends)
-    drain.drain_once()  # both indexed; the expiry waits until `ends`
+    drain_once(drain)  # both indexed; the expiry waits until `ends`
     _remember(world, mara, "I prefer tea", "c")
     store.lease("in-flight", 10, utcnow(), 30)  # ingest under way: a batch being embedded
 
@@ -207,7 +208,7 @@ def test_an_expiry_drained_as_the_check_reads_is_not_a_missing_memory(
         if "index_outbox" not in statement:
             return False
         time.sleep(max(0.0, (ends - utcnow()).total_seconds()) + 0.05)
-        assert drain.drain_once() == 1  # the expiry: removed from the index, completed
+        assert drain_once(drain) == 1  # the expiry: removed from the index, completed
         return True
 
     reason, ran = _examine_while(units, index, "after_cursor_execute", expire_and_drain)
@@ -226,7 +227,7 @@ def test_queued_removals_do_not_hide_a_wiped_index(units: SqlUnitOfWorkFactory) 
     for n in range(3):
         _remember(world, mara, f"I like blend {n}", f"kept_{n}")
     gone = [_remember(world, mara, f"I liked roast {n}", f"gone_{n}") for n in range(3)]
-    drain.drain_once()
+    drain_once(drain)
     for memory in gone:
         world.write(
             mara, lambda uow, m=memory: world.memories.delete(uow, mara, m.id, None, utcnow())
@@ -251,7 +252,7 @@ def test_a_memory_made_searchable_as_the_check_reads_is_not_missing(
     waiting, revision = world.create(
         mara, world.say(mara, "I prefer aisle seats"), "aisle seats", key="seat", review=True
     )
-    while drain.drain_once():
+    while drain_once(drain):
         pass
     assert waiting.id not in index.ids  # awaiting review: not searchable
     _remember(world, mara, "I prefer tea", "c")  # ingest under way: the index lags

@@ -13,6 +13,11 @@ from retrieval_service.config import RetrievalSettings
 from retrieval_service.server import embedding_lane
 
 
+async def embed_query(lane: EmbeddingLane, text: str) -> list[float]:
+    """A query's vector alone (the service passes a search as `then`)."""
+    return await lane.query(text, lambda vector: vector)
+
+
 class Recorder:
     """A model whose vector is the text's length; it can be held mid-call."""
 
@@ -58,7 +63,7 @@ def test_a_query_runs_before_the_next_chunk_and_chunks_shrink_while_queries_come
         model.release.clear()
         documents = asyncio.ensure_future(lane.embed_documents(texts(200)))
         await asyncio.get_running_loop().run_in_executor(None, model.entered.wait, 5)
-        query = asyncio.ensure_future(lane.embed_query("q" * 7))
+        query = asyncio.ensure_future(embed_query(lane, "q" * 7))
         await asyncio.sleep(0.05)
         model.release.set()
         return await documents, await query
@@ -122,7 +127,7 @@ def test_the_sidecars_lane_sends_documents_and_queries_to_their_own_model_calls(
     lane.start()
 
     async def both() -> tuple[list[float], list[list[float]]]:
-        return await lane.embed_query("q" * 5), await lane.embed_documents(texts(10))
+        return await embed_query(lane, "q" * 5), await lane.embed_documents(texts(10))
 
     try:
         vector, vectors = asyncio.run(both())
@@ -184,7 +189,7 @@ def test_counting_a_jobs_tokens_holds_up_no_query() -> None:
     async def scenario() -> tuple[list[float], bool, list[list[float]]]:
         documents = asyncio.ensure_future(lane.embed_documents(texts(10)))
         await asyncio.get_running_loop().run_in_executor(None, counting.wait, 5)
-        vector = await asyncio.wait_for(lane.embed_query("q" * 3), 2)
+        vector = await asyncio.wait_for(embed_query(lane, "q" * 3), 2)
         still_counting = not release.is_set()
         release.set()
         return vector, still_counting, await documents

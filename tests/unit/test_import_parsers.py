@@ -26,11 +26,9 @@ from memory_service.domain.importing.parsers import (
     ArchiveItem,
     iter_chatgpt,
     iter_summary,
-    parse_chatgpt,
-    parse_export,
-    parse_summary,
 )
 from memory_service.domain.model import Speaker
+from memory_service.testing.archives import parse_chatgpt, parse_export, parse_summary
 
 
 def node(

@@ -14,6 +14,7 @@ import pytest
 from memory_service.domain.indexing import IndexDocument, IndexUnavailable
 from memory_service.domain.model import utcnow
 from memory_service.domain.ports import OutboxItem
+from memory_service.testing.outbox import drain_once
 from memory_service.workers import outbox
 from memory_service.workers.outbox import OutboxWorker
 from tests.unit import test_rules
@@ -100,15 +101,15 @@ def until(check: Callable[[], object], seconds: float) -> None:
 def test_an_unreachable_index_releases_items_untouched_and_backs_off_the_whole_drain() -> None:
     store, sink = Store(20), Sink()
     worker = OutboxWorker(store, units, sink, batch_size=16)  # type: ignore[arg-type]
-    assert worker.drain_once() == 0
+    assert drain_once(worker) == 0
     assert store.retried == []  # no item's own backoff grows
     assert store.released == [list(range(16))]
     assert store.leased == set()
-    worker.drain_once()
+    drain_once(worker)
     assert store.released[-1] == list(range(8))  # smaller batches while it is away
     sink.down = False
-    assert worker.drain_once() == 8
-    assert worker.drain_once() == 12  # and full ones again once it is back
+    assert drain_once(worker) == 8
+    assert drain_once(worker) == 12  # and full ones again once it is back
     assert store.items == []
 
 
@@ -116,7 +117,7 @@ def test_wake_ends_the_backoff_at_once() -> None:
     store, sink = Store(4), Sink()
     worker = OutboxWorker(store, units, sink, poll_seconds=0.01)  # type: ignore[arg-type]
     for _ in range(6):
-        worker.drain_once()  # backoff grows to its cap of seconds
+        drain_once(worker)  # backoff grows to its cap of seconds
     worker.start()
     try:
         time.sleep(0.3)  # its first drain fails too, and it waits
@@ -139,7 +140,7 @@ def test_new_work_does_not_cut_a_backoff_short(monkeypatch: pytest.MonkeyPatch) 
     store, sink = Store(4), Sink()
     worker = OutboxWorker(store, units, sink, poll_seconds=0.01)  # type: ignore[arg-type]
     while worker._backoff < 60:
-        worker.drain_once()  # each failure doubles the backoff, up to its cap
+        drain_once(worker)  # each failure doubles the backoff, up to its cap
     attempts = sink.calls
     worker.start()
     try:
@@ -345,5 +346,5 @@ def test_a_correction_committed_just_before_the_read_is_indexed_at_its_revision(
         yield CorrectedUow()
 
     worker = OutboxWorker(store, corrected_units, sink)  # type: ignore[arg-type]
-    assert worker.drain_once() == 1
+    assert drain_once(worker) == 1
     assert [(d.version, d.revision_number) for d in sink.documents] == [(2, 2)]

@@ -232,10 +232,6 @@ def iter_chatgpt(data: bytes) -> Iterator[ArchiveItem]:
             yield item
 
 
-def parse_chatgpt(data: bytes) -> list[ArchiveItem]:
-    return list(iter_chatgpt(data))
-
-
 def _conversation(raw: Any, path: str, first_ordinal: int) -> list[ArchiveItem]:
     conversation = _expect(raw, dict, path)
     mapping = _expect(conversation.get("mapping"), dict, f"{path}.mapping")
@@ -390,10 +386,6 @@ def _with_end(lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     yield -1, ""
 
 
-def parse_summary(data: bytes) -> list[ArchiveItem]:
-    return list(iter_summary(data))
-
-
 # --- this service's export ------------------------------------------------------------------------
 
 
@@ -431,7 +423,3 @@ def iter_export(data: bytes) -> Iterator[tuple[str, dict[str, Any]]]:
         if count > MAX_ITEMS:
             raise ArchiveError(where, f"the export has more than {MAX_ITEMS} records")
         yield where, record
-
-
-def parse_export(data: bytes) -> list[dict[str, Any]]:
-    return [record for _, record in iter_export(data)]
