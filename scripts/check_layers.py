@@ -77,6 +77,10 @@ TRANSPORT_MAY_USE: dict[str, frozenset[str] | None] = {
     f"{PACKAGE}.domain.proposals": frozenset({"Decision", "Proposal", "Outcome"}),
     # not RecallUseCases
     f"{PACKAGE}.domain.recall": frozenset({"DropReason", "RecallResult", "ScopeHint"}),
+    # a memory as an answer shows it; show_* only for answers whose app entry returns records
+    f"{PACKAGE}.domain.shown": frozenset(
+        {"ShownMemory", "ShownRevision", "show_memory", "show_revision"}
+    ),
     # not ReviewUseCases
     f"{PACKAGE}.domain.review": frozenset(
         {"QUEUE_ORDER", "ReviewItem", "ReviewQuery", "ReviewReason"}

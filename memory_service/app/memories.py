@@ -3,7 +3,9 @@ lets the domain decide (`domain.memory_writes.MemoryUseCases`), stores the answe
 read (`MemoryQueries`) opens a read unit of work and returns what the domain lets the caller see.
 
 The answer is built inside the transaction by `present`, the transport's conversion, so a
-replay returns exactly the bytes the first caller received. Index writes are side effects
+replay returns exactly the bytes the first caller received; `present` is handed the memory
+shown (`domain.shown`: what applies, each revision's state), so it formats and decides
+nothing. The reads return memories shown as well. Index writes are side effects
 queued in the same transaction (the outbox) and delivered by `workers.outbox`.
 """
 
@@ -22,9 +24,16 @@ from memory_service.domain.memory_writes import MemoryUseCases
 from memory_service.domain.model import Identity, Memory, Message, Revision, utcnow
 from memory_service.domain.ports import UnitOfWork
 from memory_service.domain.receipts import DeletionReceipt
+from memory_service.domain.shown import (
+    ShownMemory,
+    ShownRevision,
+    show_memory,
+    show_revision,
+    show_written,
+)
 
 A = TypeVar("A")
-Changed = Callable[[Memory, Revision, datetime], A]
+Changed = Callable[[ShownMemory, ShownRevision], A]
 
 
 Decide = Callable[[UnitOfWork, datetime], tuple[Memory, Revision]]
@@ -47,7 +56,7 @@ class MemoryCommands:
         def work(uow: UnitOfWork) -> Answer[A]:
             now = utcnow()
             memory, revision = decide(uow, now)
-            return Answer(present(memory, revision, now), memory.id)
+            return Answer(present(*show_written(memory, revision, now)), memory.id)
 
         return self._tx.write(identity, key, work)
 
@@ -78,7 +87,7 @@ class MemoryCommands:
         identity: Identity,
         key: RequestKey[A],
         commands: Sequence[CreateMemory],
-        present: Callable[[Sequence[tuple[Memory, Revision]], datetime], A],
+        present: Callable[[Sequence[tuple[ShownMemory, ShownRevision]]], A],
     ) -> A:
         """Every item through the one create rule, in one transaction: all or nothing, and the
         first refusal names its item (`requests[i]`). Each memory queues its own index work."""
@@ -87,7 +96,8 @@ class MemoryCommands:
             now = utcnow()
             created = self._memories.create_many(uow, identity, commands, now, cited)
             return Answer.later(
-                lambda: present(created, now), tuple(memory.id for memory, _ in created)
+                lambda: present([show_written(m, r, now) for m, r in created]),
+                tuple(memory.id for memory, _ in created),
             )
 
         with self._memories.remembering():
@@ -157,14 +167,14 @@ class MemoryCommands:
         key: RequestKey[A],
         memory_id: str,
         expected_version: int | None,
-        present: Callable[[Memory, DeletionReceipt, datetime], A],
+        present: Callable[[ShownMemory, DeletionReceipt], A],
     ) -> A:
         """Deletion and the purge of every copy we keep, in one transaction (I9)."""
 
         def work(uow: UnitOfWork) -> Answer[A]:
             now = utcnow()
             memory, receipt = self._memories.delete(uow, identity, memory_id, expected_version, now)
-            return Answer(present(memory, receipt, now), memory.id)
+            return Answer(present(show_memory(memory, now), receipt), memory.id)
 
         return self._tx.write(identity, key, work)
 
@@ -189,7 +199,11 @@ class MemoryQueries:
         self._memories = memories
         self._exports = ExportUseCases()
 
-    def get(self, identity: Identity, memory_id: str) -> Memory:
+    def get(self, identity: Identity, memory_id: str, instant: datetime) -> ShownMemory:
+        """A visible memory, shown at `instant`."""
+        return show_memory(self._get(identity, memory_id), instant)
+
+    def _get(self, identity: Identity, memory_id: str) -> Memory:
         return self._tx.read(identity, lambda uow: self._memories.get(uow, identity, memory_id))
 
     def memories(
@@ -199,19 +213,23 @@ class MemoryQueries:
         after_id: str,
         limit: int,
         instant: datetime,
-    ) -> list[Memory]:
-        """Up to `limit` visible memories matching the filter, after `after_id` in id order."""
-        return self._tx.read(
+    ) -> list[ShownMemory]:
+        """Up to `limit` visible memories matching the filter, after `after_id` in id order,
+        shown at `instant`."""
+        memories = self._tx.read(
             identity,
             lambda uow: self._memories.list(uow, identity, memory_filter, after_id, limit, instant),
         )
+        return [show_memory(memory, instant) for memory in memories]
 
     def revisions(
-        self, identity: Identity, memory_id: str, after_number: int, limit: int
-    ) -> list[Revision]:
-        """Up to `limit` revisions of a visible memory numbered above `after_number`."""
-        memory = self.get(identity, memory_id)
-        return [r for r in memory.revisions if r.number > after_number][:limit]
+        self, identity: Identity, memory_id: str, after_number: int, limit: int, instant: datetime
+    ) -> list[ShownRevision]:
+        """Up to `limit` revisions of a visible memory numbered above `after_number`, shown at
+        `instant`."""
+        memory = self._get(identity, memory_id)
+        kept = [r for r in memory.revisions if r.number > after_number][:limit]
+        return [show_revision(revision, instant) for revision in kept]
 
     def export(
         self,

@@ -180,7 +180,9 @@ class Recaller:
         if isinstance(found, SearchUnavailable):
             return found
         result = self._validate(identity, found, instant, hint, limit, within, None)
-        self.usage.note(identity.tenant_id, (m.id for m, _ in result.memories), utcnow())
+        self.usage.note(
+            identity.tenant_id, (shown.memory.id for shown, _ in result.recalled), utcnow()
+        )
         return result
 
     def _own_scopes(
@@ -216,7 +218,9 @@ class Recaller:
                 break
             visibility, read_now = result.visibility, True
             self.seen.put(identity, visibility)
-        self.usage.note(identity.tenant_id, (m.id for m, _ in result.memories), utcnow())
+        self.usage.note(
+            identity.tenant_id, (shown.memory.id for shown, _ in result.recalled), utcnow()
+        )
         return result
 
     def _validate(

@@ -24,6 +24,7 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.overrides import OverrideUseCases
 from memory_service.domain.ports import MemoryQuery, UnitOfWork, Visibility
+from memory_service.domain.shown import ShownMemory, show_memory
 from memory_service.domain.tasks import TaskUseCases
 
 MAX_CONTEXT_MEMORIES = 500
@@ -83,12 +84,21 @@ class ContextRequest:
 
 @dataclass(frozen=True)
 class Applying:
-    """A memory with the revision that applies at the context's instant, worked out once:
-    conflicts, shadowed defaults and the reply all read this one."""
+    """A memory shown with the revision that applies at the context's instant, worked out
+    once: conflicts, shadowed defaults and the reply all read this one."""
 
-    memory: Memory
-    revision: Revision
+    shown: ShownMemory  # its applicable revision is never None
     reason: Applicability
+
+    @property
+    def memory(self) -> Memory:
+        return self.shown.memory
+
+    @property
+    def revision(self) -> Revision:
+        applicable = self.shown.applicable
+        assert applicable is not None
+        return applicable.revision
 
 
 @dataclass(frozen=True)
@@ -158,7 +168,8 @@ class ContextBuilder:
                 context.excluded.append((subject, ExclusionReason.SOURCE_CHANGED))
             elif revision is not None:
                 applies = Applicability(memory.scope.type.value)
-                context.memories.append(Applying(memory, revision, applies))
+                shown = show_memory(memory, request.instant, revision)
+                context.memories.append(Applying(shown, applies))
             context.excluded.extend(self._exclusions(memory, revision, request.instant))
         context.conflicts = self._conflicts(context.memories)
         context.overrides = self._active_overrides(uow, identity, request, context.memories)

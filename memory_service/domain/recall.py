@@ -9,8 +9,9 @@ from datetime import datetime
 
 from memory_service.domain import rules
 from memory_service.domain.authorization import AccessPolicy
-from memory_service.domain.model import Identity, Memory, ScopeType
+from memory_service.domain.model import Identity, Memory, Revision, ScopeType
 from memory_service.domain.ports import Candidate, UnitOfWork, Visibility
+from memory_service.domain.shown import ShownMemory, show_memory
 
 MAX_SCOPE_FILTERS = 200
 
@@ -40,7 +41,8 @@ class ScopeHint:
 @dataclass
 class RecallResult:
     candidate_count: int = 0
-    memories: list[tuple[Memory, float]] = field(default_factory=list)
+    # Each kept memory shown at the revision validation found applicable, with its score.
+    recalled: list[tuple[ShownMemory, float]] = field(default_factory=list)
     dropped: Counter[DropReason] = field(default_factory=Counter)
     # What the caller could see when the candidates were validated, when validation read it
     # (`RecallUseCases.validate`'s `searched`): whoever built the search's filter compares.
@@ -49,6 +51,11 @@ class RecallResult:
     @property
     def dropped_count(self) -> int:
         return sum(self.dropped.values())
+
+    @property
+    def memories(self) -> list[tuple[Memory, float]]:
+        """The kept memories with their scores, in order."""
+        return [(shown.memory, score) for shown, score in self.recalled]
 
 
 class RecallUseCases:
@@ -117,40 +124,37 @@ class RecallUseCases:
             if memory is not None and memory.scope not in readable:
                 continue
             result.candidate_count += 1
-            reason = self._reject_reason(uow, identity, memory, candidate, instant, hint)
+            reason, applicable = self._reject_reason(memory, candidate, instant, hint)
             if reason is None and within is not None and memory is not None:
                 reason = None if _inside(memory, within) else DropReason.OUT_OF_SCOPE
             if reason is not None:
                 result.dropped[reason] += 1
                 continue
             assert memory is not None
-            if memory.id in seen or len(result.memories) >= limit:
+            if memory.id in seen or len(result.recalled) >= limit:
                 continue
             seen.add(memory.id)
-            result.memories.append((memory, candidate.score))
+            result.recalled.append((show_memory(memory, instant, applicable), candidate.score))
         return result
 
+    @staticmethod
     def _reject_reason(
-        self,
-        uow: UnitOfWork,
-        identity: Identity,
-        memory: Memory | None,
-        candidate: Candidate,
-        instant: datetime,
-        hint: ScopeHint,
-    ) -> DropReason | None:
+        memory: Memory | None, candidate: Candidate, instant: datetime, hint: ScopeHint
+    ) -> tuple[DropReason | None, Revision | None]:
+        """Why the candidate is dropped (None: kept), and the revision that applies."""
         if memory is None:
-            return DropReason.NOT_FOUND  # includes ids of other tenants: the query is scoped
+            return DropReason.NOT_FOUND, None  # includes ids of other tenants: the query is scoped
         if memory.deleted:
-            return DropReason.DELETED
+            return DropReason.DELETED, None
         if not hint.admits(memory):
-            return DropReason.OUT_OF_SCOPE
+            return DropReason.OUT_OF_SCOPE, None
         applicable = rules.applicable_revision(memory, instant)
         if applicable is None:
-            return DropReason.NOT_APPLICABLE
+            return DropReason.NOT_APPLICABLE, None
         if applicable.number != candidate.revision_number:
-            return DropReason.STALE_REVISION  # the index matched text that no longer applies
-        return None
+            # the index matched text that no longer applies
+            return DropReason.STALE_REVISION, applicable
+        return None, applicable
 
 
 def _within(

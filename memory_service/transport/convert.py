@@ -17,7 +17,7 @@ from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from google.protobuf.message import Message as ProtoMessage
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from memory_service.domain import authority, names, rules
+from memory_service.domain import names, rules
 from memory_service.domain.documents import document_excerpt
 from memory_service.domain.documents import document_ref as checked_document_ref
 from memory_service.domain.errors import InvalidArgument, batch_item
@@ -46,6 +46,7 @@ from memory_service.domain.model import (
 )
 from memory_service.domain.recall import DropReason, RecallResult, ScopeHint
 from memory_service.domain.receipts import DeletionReceipt
+from memory_service.domain.shown import ShownMemory, ShownRevision, show_memory, show_revision
 
 E = TypeVar("E", bound=StrEnum)
 Item = TypeVar("Item", bound=ProtoMessage)
@@ -365,28 +366,36 @@ def scope_hint(scope_type: int, scope_id: str) -> ScopeHint:
 # --- domain -> responses ---------------------------------------------------------------------
 
 
-def revision_proto(revision: Revision, instant: datetime) -> pb.MemoryRevision:
+def shown_revision_proto(shown: ShownRevision) -> pb.MemoryRevision:
     out = pb.MemoryRevision()
-    fill_revision(out, revision, instant)
+    fill_revision(out, shown)
     return out
 
 
-def fill_revision(out: pb.MemoryRevision, revision: Revision, instant: datetime) -> None:
-    """Writes `revision` into `out` in place: a context converts hundreds, and building each
-    message apart and copying it in cost about as much again. Fields left at their default are
-    not written (proto3 leaves them off the wire either way) and an absent time's sub-message is
-    not touched: each attribute of a protobuf message is a round trip into its C object."""
+def revision_proto(revision: Revision, instant: datetime) -> pb.MemoryRevision:
+    """A revision record at `instant`, for the answers whose app entry returns records
+    (review, imports, proposals): the state and inference worked out here (`show_revision`)."""
+    return shown_revision_proto(show_revision(revision, instant))
+
+
+def fill_revision(out: pb.MemoryRevision, shown: ShownRevision) -> None:
+    """Writes the shown revision into `out` in place: a context converts hundreds, and building
+    each message apart and copying it in cost about as much again. Fields left at their default
+    are not written (proto3 leaves them off the wire either way) and an absent time's
+    sub-message is not touched: each attribute of a protobuf message is a round trip into its
+    C object. Its state and whether it was inferred come worked out (domain/shown.py)."""
+    revision, state, inferred = shown
     provenance = revision.provenance
     out.name = names.revision(revision.memory_id, revision.number)
     out.revision_number = revision.number
     out.value = revision.value
-    out.state = _STATE_PROTOS[rules.state_at(revision, instant)]
+    out.state = _STATE_PROTOS[state]
     if revision.replaces_number:
         out.replaces_revision_number = revision.replaces_number
     if revision.superseded_by_number:
         out.superseded_by_revision_number = revision.superseded_by_number
     out.author_user_id = revision.author_user_id
-    if authority.inferred(provenance):
+    if inferred:
         out.inferred = True
     if revision.status_reason:
         out.status_reason = revision.status_reason
@@ -426,24 +435,23 @@ def fill_revision(out: pb.MemoryRevision, revision: Revision, instant: datetime)
         set_time(out.confirmation.restore_time, revision.confirmation.restore_time)
 
 
-def memory_proto(memory: Memory, instant: datetime) -> pb.Memory:
-    return applied_memory_proto(memory, rules.applicable_revision(memory, instant), instant)
-
-
-def applied_memory_proto(
-    memory: Memory, applicable: Revision | None, instant: datetime
-) -> pb.Memory:
+def shown_memory_proto(shown: ShownMemory) -> pb.Memory:
     out = pb.Memory()
-    fill_memory(out, memory, applicable, instant)
+    fill_memory(out, shown)
     return out
 
 
-def fill_memory(
-    out: pb.Memory, memory: Memory, applicable: Revision | None, instant: datetime
-) -> None:
-    """Writes the memory into `out` in place, with `applicable` as its applicable revision at
-    `instant`, worked out by the caller (a context already has it): conversion decides
-    nothing."""
+def memory_proto(memory: Memory, instant: datetime) -> pb.Memory:
+    """A memory record at `instant`, for the answers whose app entry returns records (review,
+    imports, proposals, an ABORTED status's current memory): what applies is worked out here
+    (`show_memory`). Every other answer arrives shown."""
+    return shown_memory_proto(show_memory(memory, instant))
+
+
+def fill_memory(out: pb.Memory, shown: ShownMemory) -> None:
+    """Writes the shown memory into `out` in place: its applicable and latest revisions come
+    worked out (domain/shown.py), so conversion decides nothing."""
+    memory, applicable, latest = shown
     out.name = names.memory(memory.id)
     scope = out.scope
     scope.type = _SCOPE_PROTOS[memory.scope.type]
@@ -455,12 +463,11 @@ def fill_memory(
     out.kind = _KIND_PROTOS[memory.kind]
     out.etag = etag_of(memory)
     if applicable is not None:
-        fill_revision(out.applicable_revision, applicable, instant)
-    latest = memory.latest
+        fill_revision(out.applicable_revision, applicable)
     if latest is not None and latest is applicable:
         out.latest_revision.CopyFrom(out.applicable_revision)  # usually: converted once
     elif latest is not None:
-        fill_revision(out.latest_revision, latest, instant)
+        fill_revision(out.latest_revision, latest)
     set_time(out.create_time, memory.create_time)
     set_time(out.update_time, memory.update_time)
     if memory.delete_time is not None:
@@ -471,21 +478,21 @@ class _Changed(Protocol[C]):
     def __call__(self, *, memory: pb.Memory, revision: pb.MemoryRevision) -> C: ...
 
 
-def changed(response: _Changed[C]) -> Callable[[Memory, Revision, datetime], C]:
+def changed(response: _Changed[C]) -> Callable[[ShownMemory, ShownRevision], C]:
     """A response of a write that changed one memory: the memory and the revision it wrote,
-    as of the write's own instant."""
-    return lambda memory, revision, now: response(
-        memory=memory_proto(memory, now), revision=revision_proto(revision, now)
+    shown as of the write's own instant."""
+    return lambda memory, revision: response(
+        memory=shown_memory_proto(memory), revision=shown_revision_proto(revision)
     )
 
 
 def batch_created(
-    created: Sequence[tuple[Memory, Revision]], now: datetime
+    created: Sequence[tuple[ShownMemory, ShownRevision]],
 ) -> service_pb.BatchCreateMemoriesResponse:
     """One CreateMemoryResponse per memory a batch created, in request order."""
     one = changed(service_pb.CreateMemoryResponse)
     return service_pb.BatchCreateMemoriesResponse(
-        responses=[one(memory, revision, now) for memory, revision in created]
+        responses=[one(memory, revision) for memory, revision in created]
     )
 
 
@@ -546,16 +553,15 @@ def receipt_proto(receipt: DeletionReceipt) -> service_pb.DeletionReceipt:
 
 
 def add_recalled(
-    out: RepeatedCompositeFieldContainer[service_pb.RecalledMemory],
-    result: RecallResult,
-    instant: datetime,
+    out: RepeatedCompositeFieldContainer[service_pb.RecalledMemory], result: RecallResult
 ) -> None:
     """Each recalled memory written into a new element of `out` in place: building each
-    message apart and copying it into the reply cost a quarter of the conversion again."""
-    for memory, score in result.memories:
+    message apart and copying it into the reply cost a quarter of the conversion again. Each
+    comes shown at the revision its validation found applicable."""
+    for shown, score in result.recalled:
         recalled = out.add()
         recalled.score = score
-        fill_memory(recalled.memory, memory, rules.applicable_revision(memory, instant), instant)
+        fill_memory(recalled.memory, shown)
 
 
 def dropped_protos(result: RecallResult) -> list[service_pb.DroppedCandidates]:

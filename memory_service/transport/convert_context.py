@@ -216,7 +216,7 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
         applied = add_memory(reason=reasons[applying.reason])
         if applying.revision.source_change_time is not None:  # false is proto3's default
             applied.source_changed = True
-        fill_memory(applied.memory, applying.memory, applying.revision, instant)
+        fill_memory(applied.memory, applying.shown)
     if context.task is not None:
         out.task_state.CopyFrom(task_proto(context.task, None))  # open: no purge time yet
     for item in context.overrides:
@@ -228,5 +228,5 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
     if isinstance(built.recall, SearchUnavailable):
         out.recall_degraded = True
     elif built.recall is not None:
-        convert.add_recalled(out.recalled, built.recall, instant)
+        convert.add_recalled(out.recalled, built.recall)
     return out

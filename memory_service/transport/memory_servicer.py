@@ -124,8 +124,8 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
     ) -> service_pb.GetMemoryResponse:
         memory_id = names.parse_memory(request.name)
         instant = as_of_instant(request)
-        memory = self.queries.get(identity, memory_id)
-        return service_pb.GetMemoryResponse(memory=convert.memory_proto(memory, instant))
+        memory = self.queries.get(identity, memory_id, instant)
+        return service_pb.GetMemoryResponse(memory=convert.shown_memory_proto(memory))
 
     @rpc
     def ListMemories(
@@ -139,9 +139,9 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         instant = as_of_instant(request)
         after = page.cursor("")
         memories = self.queries.memories(identity, memory_filter, after, page.fetch, instant)
-        shown, token = page.respond(memories, lambda m: (m.id,))
+        shown, token = page.respond(memories, lambda m: (m.memory.id,))
         return service_pb.ListMemoriesResponse(
-            memories=[convert.memory_proto(m, instant) for m in shown], next_page_token=token
+            memories=[convert.shown_memory_proto(m) for m in shown], next_page_token=token
         )
 
     @rpc
@@ -213,11 +213,10 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         memory_id = names.parse_memory(request.parent, "parent")
         page = self.pages.page(request, identity, [ORDINAL])
         after_number = page.cursor(0)
-        revisions = self.queries.revisions(identity, memory_id, after_number, page.fetch)
-        now = utcnow()
-        shown, token = page.respond(revisions, lambda r: (r.number,))
+        revisions = self.queries.revisions(identity, memory_id, after_number, page.fetch, utcnow())
+        shown, token = page.respond(revisions, lambda r: (r.revision.number,))
         return service_pb.ListMemoryRevisionsResponse(
-            revisions=[convert.revision_proto(r, now) for r in shown], next_page_token=token
+            revisions=[convert.shown_revision_proto(r) for r in shown], next_page_token=token
         )
 
     @rpc
@@ -234,9 +233,9 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
             request_key("DeleteMemory", request, service_pb.DeleteMemoryResponse),
             memory_id,
             expected,
-            lambda memory, receipt, now: service_pb.DeleteMemoryResponse(
-                memory=convert.memory_proto(memory, now),
-                purged_revision_count=len(memory.revisions),
+            lambda memory, receipt: service_pb.DeleteMemoryResponse(
+                memory=convert.shown_memory_proto(memory),
+                purged_revision_count=len(memory.memory.revisions),
                 receipt=convert.receipt_proto(receipt),
             ),
         )
@@ -256,7 +255,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         if isinstance(outcome, SearchUnavailable):
             return service_pb.RecallMemoriesResponse(degraded=True, degraded_reason=outcome.reason)
         response = service_pb.RecallMemoriesResponse(dropped=convert.dropped_protos(outcome))
-        convert.add_recalled(response.memories, outcome, instant)
+        convert.add_recalled(response.memories, outcome)
         return response
 
     @rpc

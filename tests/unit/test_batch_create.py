@@ -104,7 +104,7 @@ def test_the_grounding_rule_answers_before_the_write_and_the_write_asks_it_nothi
     ]
     created = MemoryCommands(
         transactions, MemoryUseCases(AccessPolicy(GrantTableAuthorizer()))
-    ).batch_create(OLGA, key(), commands, lambda made, _now: list(made))
+    ).batch_create(OLGA, key(), commands, lambda made: [(m.memory, r.revision) for m, r in made])
 
     assert asked == [(value, False) for value in values]
     assert [revision.status for _, revision in created] == [

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from memory_service.app.context import BuiltContext
-from memory_service.domain import rules
+from memory_service.domain import authority, rules
 from memory_service.domain.context import (
     Applicability,
     Applying,
@@ -18,6 +18,7 @@ from memory_service.domain.context import (
     ShadowedOverride,
 )
 from memory_service.domain.model import Override, ParentType, Scope, ScopeType, new_id, utcnow
+from memory_service.domain.shown import show_memory
 from memory_service.transport import convert_context
 from tests.integration.test_storage import make_memory
 
@@ -26,8 +27,8 @@ def test_context_conversion_never_evaluates_a_revision(monkeypatch: pytest.Monke
     now = utcnow()
     mine, theirs = make_memory("t1", "mara"), make_memory("t1", "mara")
     first, second = (
-        Applying(mine, mine.revisions[0], Applicability.USER),
-        Applying(theirs, theirs.revisions[0], Applicability.USER),
+        Applying(show_memory(mine, now, mine.revisions[0]), Applicability.USER),
+        Applying(show_memory(theirs, now, theirs.revisions[0]), Applicability.USER),
     )
     override = Override(
         new_id(),
@@ -50,9 +51,11 @@ def test_context_conversion_never_evaluates_a_revision(monkeypatch: pytest.Monke
     )
 
     def evaluated(*_args: object) -> None:
-        raise AssertionError("conversion evaluated an applicable revision")
+        raise AssertionError("conversion evaluated a revision")
 
     monkeypatch.setattr(rules, "applicable_revision", evaluated)
+    monkeypatch.setattr(rules, "state_at", evaluated)
+    monkeypatch.setattr(authority, "inferred", evaluated)
     reply = convert_context.context_proto(BuiltContext(context, None))
     assert [m.memory.applicable_revision.value for m in reply.memories] == ["prefers mornings"] * 2
     assert list(reply.conflicts[0].values) == ["prefers mornings", "prefers mornings"]

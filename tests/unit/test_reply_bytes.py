@@ -32,6 +32,7 @@ from memory_service.domain.model import (
     Speaker,
     TurnStatus,
 )
+from memory_service.domain.shown import show_memory
 from memory_service.transport import convert, convert_context
 from tests.support import records
 
@@ -201,7 +202,7 @@ def shapes() -> list[Memory]:
 def test_memory_bytes_are_those_of_writing_every_field(memory: Memory) -> None:
     for applicable in {id(r): r for r in [*memory.revisions, None]}.values():
         expected = reference_memory(memory, applicable, NOW)
-        got = convert.applied_memory_proto(memory, applicable, NOW)
+        got = convert.shown_memory_proto(show_memory(memory, NOW, applicable))
         assert got.SerializeToString(deterministic=True) == expected.SerializeToString(
             deterministic=True
         )
@@ -211,7 +212,7 @@ def test_memory_bytes_are_those_of_writing_every_field(memory: Memory) -> None:
 def test_context_bytes_are_those_of_writing_every_field() -> None:
     memories = [m for m in shapes() if m.revisions]
     applying = [
-        Applying(m, m.revisions[-1], reason)
+        Applying(show_memory(m, NOW, m.revisions[-1]), reason)
         for m, reason in zip(memories, [*Applicability] * len(memories), strict=False)
     ]
     reply = convert_context.context_proto(BuiltContext(Context(NOW, memories=applying), None))
