@@ -40,6 +40,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+# The checkout this script is in, ahead of whatever the environment installed: the walk
+# measures this tree's code.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 PACKAGE = "memory_service"
 LAYERS = ("transport", "app", "domain", "storage", "adapters")
 SECRET = "request-walk-secret-of-at-least-32-bytes"
