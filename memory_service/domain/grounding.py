@@ -54,7 +54,7 @@ UNGROUNDED = "UNGROUNDED"
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _AFFIRMED = frozenset(["yes", "yeah", "yep", "sure", "definitely", "absolutely", "correct"])
 _CLAUSE_BREAK = re.compile(
-    r"[.,:](?=\s|$)|[!?;\n()]|\b(?:but|so|because|although|though|while|whereas|except|however)\b"
+    r"[.,:](?!\d)|(?<!\d)[.,:]|[!?;\n()]|\b(?:but|so|because|although|though|while|whereas|except|however)\b"
     r"|\b(?:when|whenever|if|unless)\b"
     r"|\band(?=\s+(?:i|we|they|he|she|you|it)\b)|\band(?=\s+[A-Z][a-z])"
 )
@@ -197,6 +197,7 @@ def _clauses(text: str, *, said: bool = False) -> list[_Clause]:
     "Nope.", "please don't") negates the clause before it."""
     clauses: list[_Clause] = []
     start = 0
+    text = EMAIL.sub(lambda match: " " * len(match.group()), text)  # "a@b.no" ends no clause
     for match in [*_CLAUSE_BREAK.finditer(text), None]:
         end = len(text) if match is None else match.start()
         part = Text.of(text[start:end], said=said)
@@ -415,13 +416,69 @@ def _unsupported(
     for word in sorted(names):
         if word not in message and word not in lexicon.POLAR:  # as it is: "Tomas" is not "Tomasz"
             return f"the name {_quoted(word, value)} does not occur in its evidence"
-    for word in words:
+    taken = _said_itself(support, {base(word) for word in words})
+    for index, word in enumerate(words):
         free = word in names or word in speaker or word in lexicon.FRAMING_WORDS
-        free = free or word in lexicon.LIGHT_VERBS
-        said = frozenset(base(other) for other in words if base(other) != base(word))
-        if not free and not support.has(word) and not _thesaurus_supports(word, support, said):
+        free = free or _free_verb(index, words, support, support_text)
+        if not free and not support.has(word) and not _thesaurus_supports(word, support, taken):
             return f"the word {_quoted(word, value)} does not occur in its evidence"
     return ""
+
+
+_NOMINAL = re.compile(r"\w{3,}(?:ation|tion|sion|ment|al|ance|ence|ure)s?")
+_LISTED = re.compile(r":\s|(?:^|\s)(?:\d{1,2}[.)]|[-*\u2022])\s")
+
+
+def _free_verb(index: int, words: list[str], support: Text, support_text: str) -> bool:
+    """A listing verb when the evidence lists; a light verb before a noun its evidence says as
+    a verb (`lexicon.LIGHT_VERBS`)."""
+    word = words[index]
+    if word in lexicon.LISTING_VERBS:
+        return bool(_LISTED.search(support_text)) or _made_of(words[index + 1 :], support_text)
+    if word in lexicon.LIGHT_VERBS:
+        return any(_carried(noun, support) for noun in words[index + 1 : index + 3])
+    return False
+
+
+def _made_of(rest: list[str], support_text: str) -> bool:
+    """Whether the evidence says "is [mostly] <the word after the verb>" ("Our donor base is
+    mostly retired teachers" for "consists largely of retired teachers")."""
+    following = [word for word in rest if not _ADVERB.fullmatch(word)][:1]
+    if not following:
+        return False
+    return bool(
+        re.search(
+            rf"\b(?:is|are|was|were|'s|'re)\s+(?:\w+ly\s+|all\s+)?{re.escape(following[0][:4])}",
+            plain(support_text).casefold(),
+        )
+    )
+
+
+def _carried(noun: str, support: Text) -> bool:
+    """Whether `noun` is made from a verb the support says as a verb ("approval"/"approved")."""
+    if not _NOMINAL.fullmatch(noun):
+        return False
+    stem = base(noun)
+    return any(
+        not _NOMINAL.fullmatch(surface) and close(base(surface), stem)
+        for surface in support.words
+        if surface[:3] == noun[:3]
+    )
+
+
+def _said_itself(support: Text, own: set[str]) -> dict[str, set[str]]:
+    """The support's words the value says itself, each with the value's bases it is: such a
+    word supports no other word of the value through the thesaurus."""
+    by_start: dict[str, list[str]] = {}
+    for stem in own:
+        by_start.setdefault(stem[:MIN_PREFIX], []).append(stem)
+    taken: dict[str, set[str]] = {}
+    for surface in set(support.words):
+        stem = base(surface)
+        near = {o for o in by_start.get(stem[:MIN_PREFIX], ()) if close(stem, o)}
+        if near:
+            taken[surface] = near
+    return taken
 
 
 # A thesaurus the composition root plugs in (`use_thesaurus`); without one, only the lexicon.
@@ -452,18 +509,19 @@ def _key(word: str) -> str:
     return stem[:-1] if len(stem) > 3 and stem.endswith("e") else stem
 
 
-def _thesaurus_supports(word: str, support: Text, said: frozenset[str]) -> bool:
+def _thesaurus_supports(word: str, support: Text, taken: dict[str, set[str]]) -> bool:
     """Whether a content word of the support and `word` each list the other (both ways: a
-    one-way entry is often only an association). A support word the value says itself (`said`,
-    bases) supports nothing more: "baby girl" adds the girl to "a baby"."""
+    one-way entry is often only an association). A support word another word of the value says
+    (`taken`) supports nothing more: "baby girl" adds the girl to "a baby"."""
     stem = _key(word)
     listed = _entry_bases(word)
     if not listed:
         return False
+    own = {base(word)}
     return any(
         _key(surface) in listed
         and stem in _entry_bases(surface)
-        and not any(close(base(surface), own) for own in said)
+        and not (taken.get(surface, own) - own)
         for surface in support.words
         if is_content(surface) and not is_figure(surface)
     )

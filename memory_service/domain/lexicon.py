@@ -219,14 +219,6 @@ IRREGULAR = {
     "intention": "intend",
     "rose": "rise",
     "risen": "rise",
-    "fell": "fall",
-    "fallen": "fall",
-    "owner": "own",
-    "owners": "own",
-    "buyer": "buy",
-    "buyers": "buy",
-    "payer": "pay",
-    "payers": "pay",
 }
 # Words after a subject that make it one: "Caroline is ...", "Omar went ..." (see
 # `grounding._leading_names`); verbs ending in -s or -ed need no entry.
@@ -332,7 +324,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     explain clarify describe
     check verify confirm
     improve enhance better
-    increase raise grow boost
+    increase raise grow boost rise climb
     decrease reduce cut lower shrink
     keep retain maintain hold
     change modify alter adjust update switch
@@ -450,7 +442,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     delay postpone defer push reschedule
     afraid scared frightened fear terrified
     ask request inquire
-    want request
+    offer offered available
     choose pick select opt
     return back
     big bigger large larger huge greater
@@ -460,8 +452,6 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
     seat sit
     before until till prior
     hate loathe detest despise dislike
-    below under beneath less fewer
-    above over more exceed
     """.strip().splitlines()
 )
 
@@ -506,18 +496,23 @@ ANTONYMS: tuple[tuple[str, str], ...] = tuple(
     )
 )
 
-# Verbs that carry no fact of their own beside a noun or the rest of a summary ("gave approval"
-# for "approved", "handles consolidation", "gets up at six", "tasks include ..."). Not "go",
-# "take" or "make": "went to Acme" is a fact that "called Acme" does not say. A value may add
-# them. They are still read for opposites ("gave" where its evidence says
-# "took") and for negation ("refused approval" is not "gave approval").
+# Verbs that only carry a noun made from another verb ("gave approval" for "approved",
+# "handles consolidation" for "will consolidate", "made a complaint" for "complained"): free
+# only before such a noun whose verb the evidence says (`grounding._carried`), never on their
+# own ("got a refund" is not "asked for a refund", "gave approval" not "withheld approval").
 LIGHT_VERBS = _set(
     """
-    get gets got gotten getting give gives gave given giving handle handles handled handling
-    spend spends spent spending find finds found finding include includes included including
-    consist consists consisted consisting comprise comprises comprised involve involves
-    involved involving
+    get gets got gotten getting give gives gave given giving make makes made making take takes
+    took taken taking handle handles handled handling perform performs performed conduct
+    conducts conducted
     """
+)
+# Verbs that frame a list or a make-up ("tasks include ...", "the base consists of ..."): free
+# only when the evidence lists (a colon, numbered or bulleted items) or says "is [mostly] ..."
+# right before the word that follows the verb; never "the price includes tax" from "the price
+# is $500 plus tax".
+LISTING_VERBS = _set(
+    "include includes included including comprise comprises comprised consist consists consisted"
 )
 
 
@@ -554,39 +549,38 @@ _IRREGULAR_FORMS = {
     "kick": "kick|kicks|kicking|kicked",
 }
 
-# Phrasal verbs and the one verb that says the same ("went up" -> "rise", "called off" ->
-# "cancel"): particle right after the verb. In a value the phrase reads as that verb; in its
-# evidence the verb is read beside the phrase, so either wording supports the other.
+# Phrasal verbs and the one verb that says the same ("went up" -> "increase", "called off" ->
+# "cancel"): particle right after the verb. Evidence says that verb too, so "cancelled"
+# is supported by "called off"; a value's phrasal verb keeps its particle ("pushed back" is not
+# "pushed up"). Meanings are never negations ("turned down" is "reject", not "decline"), so
+# "didn't turn down" stays negated. A value's "went up", "went down" and "cut back" read as
+# their meaning (`DIRECTED`): the direction is in it.
 PHRASAL_VERBS: tuple[tuple[str, str, str], ...] = tuple(
     (_IRREGULAR_FORMS.get(verb) or _forms(verb), particle, meaning)
     for verb, particle, meaning in (
         line.strip().split(":")
         for line in """
-    go:up:rise
-    go:down:fall
-    shoot:up:rise
-    come:down:fall
-    break:down:not working
-    turn:down:decline
+    go:up:increase
+    go:down:decrease
+    shoot:up:increase
+    break:down:outoforder
+    turn:down:reject
     call:off:cancel
     put:off:postpone
     push:back:postpone
     find:out:learn
     sign:up:register
-    pick:up:collect
-    look:after:care
     look:into:investigate
     look:for:seek
     carry:on:continue
     keep:on:continue
-    give:up:quit
+    give:up:abandon
     show:up:arrive
     turn:up:arrive
     reach:out:contact
     fill:in|out:complete
     figure:out:solve
-    hand:over|in:deliver
-    drop:off:deliver
+    hand:over:deliver
     take:over:assume
     back:out:withdraw
     pull:out:withdraw
@@ -597,13 +591,11 @@ PHRASAL_VERBS: tuple[tuple[str, str, str], ...] = tuple(
     head:up:lead
     step:down:resign
     sign:off:approve
-    sort:out:resolve
     roll:out:launch
     kick:off:start
     wrap:up:finish
     fall:through:fail
     cut:back|down:reduce
-    wake:up:wake
     set:up:arrange
     deal:with:handle
     put:together:prepare
@@ -611,21 +603,30 @@ PHRASAL_VERBS: tuple[tuple[str, str, str], ...] = tuple(
     )
 )
 
-# Set phrases and how a value reads them / what they also say in its evidence: "is broken"
-# says "not working", "too little" says "not enough", "has to" says "must" (a value) and
-# "require" (evidence), "because of" says "because" ("due to" is left alone: "payment due to
-# Acme" says who is owed).
+DIRECTED = _set("increase decrease reduce")
+
+# Set phrases and how a value reads them / what they also say in its evidence. A state said
+# several ways is one word of its own, never a negation: "is broken", "broke down", "out of
+# order", "stopped working" and "not working" are all "outoforder", so "the printer is not
+# broken" still disagrees with "the printer is broken". "too little" and "not enough" are
+# "insufficient"; a value's "has gone to" is "has been to" (not "is gone"); "stopped using" is
+# "no longer using"; "gets up" is "up"; "goes running" is "running".
 IDIOMS: tuple[tuple[str, str, str], ...] = (
-    (r"\b(?:is|are|was|were|been|being|'s|got|get|gets) broken\b", "not working", "not working"),
-    (r"\bout of order\b", "not working", "not working"),
-    (r"\bstop(?:s|ped|ping)? (?:working|functioning)\b", "not working", "not working"),
-    (r"\b(?:crazy|mad|nuts|wild) about\b", "love", "love"),
-    (r"\bstop(?:s|ped|ping)? (?=\w+ing\b)", "no ", "no "),
-    (r"\b(?:go|goes|going|went|gone) (?=\w+ing\b)", "", ""),
-    (r"\bgo(?:es|ing)? by(?! (?:the|a|an|car|bus|train|plane|bike)\b)", "called", "called"),
-    (r"\bbeen (?=to\b)", "been ", "been gone "),
-    (r"\btoo (?:little|few)\b", "not enough", "not enough"),
-    (r"\bowing to\b|\bbecause of\b|\bas a result of\b", "because", "because"),
-    (r"\b(?:has|have|had|need|needs|needed) to\b", "must", "must require"),
-    (r"\bup to (?=spec|standard|scratch|par|code)", "meet ", "meet "),
+    (
+        r"\b(?:is|are|was|were|been|being|'s|got|get|gets)\s+broken(?:\s+down)?\b"
+        r"|\b(?:is|are|was|were|'s)\s+not\s+(?:working|functioning)\b"
+        r"|\b(?:does|do|did)\s+not\s+work\b(?!\s+(?:with|for|on|at|in|as|from|together)\b)"
+        r"|\bstop(?:s|ped|ping)?\s+(?:working|functioning)\b|\bout\s+of\s+order\b",
+        "outoforder",
+        "outoforder",
+    ),
+    (r"\btoo\s+(?:little|few)\b|\bnot\s+enough\b", "insufficient", "insufficient"),
+    (r"\bnot\s+(\w+)\s+enough\b", r"\1 insufficient", r"\1 insufficient"),
+    (r"\b(?:crazy|nuts|wild)\s+about\b", "love", "love"),
+    (r"\bstop(?:s|ped|ping)?\s+(?=\w+ing\b)", "no ", "no "),
+    (r"\b(?:go|goes|going|went|gone)\s+(?=\w+ing\b)", "", ""),
+    (r"\bget(?:s|ting)?\s+(?=up\b)", "", ""),
+    (r"\bowing\s+to\b|\bbecause\s+of\b|\bas\s+a\s+result\s+of\b", "because", "because"),
+    (r"\b(?:has|have|had)(\s+not)?\s+gone\s+to\b", r"has\1 been to", ""),
+    (r"\bup\s+to\s+(?=spec|standard|scratch|par|code)", "meet ", "meet "),
 )

@@ -8,7 +8,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 from memory_service.domain import lexicon
 from memory_service.domain.secrets import INVISIBLE
@@ -24,7 +24,7 @@ _APOSTROPHES = str.maketrans({c: "'" for c in "\u00b4`\u02bc\u2018\u2019\u02b9\u
 _DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"})
 MEASURE = re.compile(r"\d+-[^\W\d_]{3,}")  # "30-day", "3-year": a figure and a unit
 SINGLE_LETTER = re.compile(r"(?<![\w.'\u2019-])([B-HJ-Z]|A(?!\s+[a-z]))(?![\w'\u2019])")
-_NO_LONGER = re.compile(r"\bno\s+(?:longer|more)\b|\bany\s?more\b")
+_NO_LONGER = re.compile(r"\bno\s+(?:longer|more(?!\s+than))\b|\bany\s?more\b")
 _NO_ONE = re.compile(r"\bno[-\s]one\b")
 _MAY = re.compile(r"(?<=[\w,] )May\b|^May(?=\s+\d)")  # the month, not "may I"
 _EVERY = re.compile(r"\b(?:every|each)\s+(day|week|month|quarter|year|morning|evening|night)\b")
@@ -234,19 +234,36 @@ class Text:
         )
 
 
-_REWORDINGS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
-    (re.compile(rf"\b(?:{forms})\s+(?:{particle})\b"), meaning, meaning)
+# (needles, pattern, as a value says it, what evidence also says): a pattern runs only on a
+# text holding one of its needles (a particle), which keeps long texts cheap.
+_REWORDINGS: tuple[tuple[tuple[str, ...], re.Pattern[str], str, str], ...] = tuple(
+    (
+        tuple(particle.split("|")),
+        re.compile(rf"\b(?:{forms})\s+(?:{particle})\b"),
+        meaning if meaning in lexicon.DIRECTED else r"\g<0>",
+        meaning,
+    )
     for forms, particle, meaning in lexicon.PHRASAL_VERBS
-) + tuple((re.compile(pattern), said, also) for pattern, said, also in lexicon.IDIOMS)
+) + tuple(((), re.compile(pattern), said, also) for pattern, said, also in lexicon.IDIOMS)
 
 
 def _reworded(text: str, *, said: bool) -> str:
-    """Phrasal verbs and set phrases (`lexicon.PHRASAL_VERBS`, `lexicon.IDIOMS`): a value's are
-    read as what they mean; evidence keeps its words and says the meaning too, so "rose" is
-    supported by "went up" and "went up" by "rose"."""
-    for pattern, as_said, also in _REWORDINGS:
-        text = pattern.sub(as_said if said else rf"\g<0> {also}", text)
+    """Phrasal verbs and set phrases (`lexicon.PHRASAL_VERBS`, `lexicon.IDIOMS`): a value reads
+    a set phrase as what it means; evidence says the meaning too (`_also`), so "rose" is
+    supported by "went up"."""
+    for needles, pattern, as_said, also in _REWORDINGS:
+        if needles and not any(needle in text for needle in needles):
+            continue
+        text = pattern.sub(as_said if said else partial(_also, also), text)
     return text
+
+
+def _also(also: str, match: re.Match[str]) -> str:
+    """Evidence keeps a phrase and says its meaning beside it; a phrase holding a negation
+    ("not enough", "not working") is replaced, or the negation would stay beside its meaning."""
+    if lexicon.NEGATORS & set(match.group().split()):
+        return match.expand(also)
+    return f"{match.group()} {match.expand(also)}"
 
 
 def _prepared(text: str) -> str:
