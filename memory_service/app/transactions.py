@@ -1,6 +1,6 @@
 """Units of work for the use cases, with request-id idempotency recorded in the same transaction.
 
-A write claims its request id first, inside the transaction that does the work, so duplicates
+A write reserves its request id first, inside the transaction that does the work, so duplicates
 in flight at once wait for the first and replay its answer (invariant I4 in docs/invariants.md).
 The answer is stored as the bytes the caller received; the transport says how to encode and
 decode it, so this layer knows nothing about the wire format.
@@ -104,7 +104,7 @@ class Transactions:
             try:
                 with self._units(identity.tenant_id, write=True) as uow:
                     if key.request_id:
-                        replay = self._claim(uow, identity, key)
+                        replay = self._reserve(uow, identity, key)
                         if replay is not None:
                             return key.decode(replay)
                     answer = work(uow)
@@ -123,16 +123,16 @@ class Transactions:
                 continue
         raise Aborted("the write kept colliding with concurrent writes; retry", None, {})
 
-    def _claim(self, uow: UnitOfWork, identity: Identity, key: RequestKey[A]) -> bytes | None:
+    def _reserve(self, uow: UnitOfWork, identity: Identity, key: RequestKey[A]) -> bytes | None:
         """The stored answer of an earlier attempt, or None once this attempt holds the id."""
         stored = uow.idempotency.get(identity.user_id, key.request_id)
         now = utcnow()
         if stored is not None and stored.create_time >= now - self._ttl:
             return self._replay(stored, key)
-        claimed = StoredResponse(key.method, key.fingerprint, b"", now)
+        reserved = StoredResponse(key.method, key.fingerprint, b"", now)
         # An expired row is forgotten first; with no row there is nothing to forget.
         expired = None if stored is None else now - self._ttl
-        uow.idempotency.claim(identity.user_id, key.request_id, claimed, expired)
+        uow.idempotency.reserve(identity.user_id, key.request_id, reserved, expired)
         return None
 
     @staticmethod

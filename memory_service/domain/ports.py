@@ -202,7 +202,7 @@ class StoredResponse:
 
 class IdempotencyRepository(Protocol):
     def get(self, user_id: str, request_id: str) -> StoredResponse | None: ...
-    def claim(
+    def reserve(
         self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime | None
     ) -> None:
         """Reserves the request id for this transaction, replacing a row created before

@@ -44,7 +44,7 @@ class SqlIdempotencyRepository(TenantScoped):
             row.method, row.fingerprint, row.response, row.create_time, row.memory_id or ""
         )
 
-    def claim(
+    def reserve(
         self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime | None
     ) -> None:
         """Reserves the request id: its row goes in before the work, so a duplicate in flight

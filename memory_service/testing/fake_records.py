@@ -117,7 +117,7 @@ class FakeIdempotencyRepository:
     def get(self, user_id: str, request_id: str) -> StoredResponse | None:
         return self._t.requests.get((user_id, request_id))
 
-    def claim(
+    def reserve(
         self, user_id: str, request_id: str, stored: StoredResponse, expired: datetime | None
     ) -> None:
         key = (user_id, request_id)

@@ -215,7 +215,7 @@ def test_retention_forgets_a_request_id_with_every_row_of_what_it_shows(
     leave them behind when the cut falls between the two."""
     reserved = utcnow() - timedelta(days=2)
     with units("t1", write=True) as uow:
-        uow.idempotency.claim(
+        uow.idempotency.reserve(
             "mara", "r1", StoredResponse("BatchCreateMemories", "f", b"", reserved), None
         )
         uow.idempotency.record("mara", "r1", b"answer", ["m1", "m2"])
@@ -224,7 +224,7 @@ def test_retention_forgets_a_request_id_with_every_row_of_what_it_shows(
         assert purge_idempotency_keys(everyone, reserved + timedelta(microseconds=1)) == 1
     with units("t1", write=True) as uow:
         assert uow.idempotency.get("mara", "r1") is None
-        uow.idempotency.claim(
+        uow.idempotency.reserve(
             "mara", "r1", StoredResponse("BatchCreateMemories", "g", b"", utcnow()), None
         )
         uow.idempotency.record("mara", "r1", b"new answer", ["m3"])
