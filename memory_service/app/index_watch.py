@@ -106,10 +106,10 @@ class IndexWatch:
         done.set()
 
     def _examine(self, tenant_id: str) -> str | None:
-        """Two counts when the index is complete (every recalled tenant, every interval: listing
-        a large tenant's ids took most of the check), two more when some live memories are not
-        searchable; a short count is looked at closely, in the order `missing_from_index`
-        needs."""
+        """Two counts when the index is complete (every recalled tenant, every interval, so the
+        common case must not grow with the tenant's size, as listing its ids would), two more
+        when some live memories are not searchable; a short count is looked at closely, in the
+        order `missing_from_index` needs."""
         with self._units(tenant_id, write=False) as uow:
             counted = uow.memories.count_live()
             points = self._search.tenant_points(tenant_id)

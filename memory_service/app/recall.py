@@ -50,7 +50,7 @@ class ReplyMargin:
     candidates and sending a (possibly degraded) reply still fit. The largest of: `floor`;
     twice the slowest recent validations (p95); and a share of the caller's budget (up to
     `SHARE_CAP`), because on busy cores waking up after a timed-out search and replying can
-    itself take tens of milliseconds (measured: up to 77 ms at load 20 on 2 cores)."""
+    itself take tens of milliseconds, a cost that grows with the load rather than the candidates."""
 
     SHARE = 0.4
     OWN_SHARE = 0.1

@@ -505,8 +505,8 @@ def message_proto(message: Message) -> transcript_pb.Message:
 def add_messages(
     out: RepeatedCompositeFieldContainer[transcript_pb.Message], messages: Iterable[Message]
 ) -> None:
-    """Each message written into a new element of `out` in place (a context's window): built
-    apart, each was copied into the reply again."""
+    """Each message written into a new element of `out` in place (a context's window), so a
+    long window is built once rather than built apart and copied into the reply."""
     add = out.add
     for message in messages:
         fill_message(add(), message)
