@@ -5,6 +5,7 @@ Portable AI Memory counterparts: docs/export-format.md). Every line is one recor
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import unicodedata
 import uuid
@@ -163,65 +164,47 @@ def message_record(message: Message, with_text: bool) -> dict[str, Any]:
     }
 
 
+# The records that copy their fields (under the schema's name, `name=field` where it differs
+# from the field's), each enum as its value and each instant as text.
+_CUSTOMER = "customer_id display_name created_at=create_time"
+_GRANT = "user_id customer_id granted_by_user_id created_at=create_time"
+_BATCH = (
+    "id user_id format archive_sha256 state error accepted_count skipped_count unresolved_count"
+    " missing_attachment_count=missing_count created_at=create_time completed_at=complete_time"
+)
+_ITEM = (
+    "id batch_id user_id ordinal outcome skip_reason speaker content=text lineage_hash"
+    " source_time source_ref attachment review memory_id"
+)
+
+
+def _copied(record: str, value: object, fields: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"schema": SCHEMA_ID, "record": record}
+    for field in fields.split():
+        name, _, attribute = field.partition("=")
+        got = getattr(value, attribute or name)
+        if isinstance(got, enum.Enum):
+            got = got.value
+        elif isinstance(got, datetime):
+            got = time_text(got)
+        out[name] = got
+    return out
+
+
 def customer_record(customer: Customer) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA_ID,
-        "record": "customer",
-        "customer_id": customer.customer_id,
-        "display_name": customer.display_name,
-        "created_at": time_text(customer.create_time),
-    }
+    return _copied("customer", customer, _CUSTOMER)
 
 
 def grant_record(grant: CustomerGrant) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA_ID,
-        "record": "grant",
-        "user_id": grant.user_id,
-        "customer_id": grant.customer_id,
-        "granted_by_user_id": grant.granted_by_user_id,
-        "created_at": time_text(grant.create_time),
-    }
+    return _copied("grant", grant, _GRANT)
 
 
 def batch_record(batch: ImportBatch) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA_ID,
-        "record": "import_batch",
-        "id": batch.id,
-        "user_id": batch.user_id,
-        "format": batch.format.value,
-        "archive_sha256": batch.archive_sha256,
-        "state": batch.state.value,
-        "error": batch.error,
-        "accepted_count": batch.accepted_count,
-        "skipped_count": batch.skipped_count,
-        "unresolved_count": batch.unresolved_count,
-        "missing_attachment_count": batch.missing_count,
-        "created_at": time_text(batch.create_time),
-        "completed_at": time_text(batch.complete_time),
-    }
+    return _copied("import_batch", batch, _BATCH)
 
 
 def item_record(item: ImportItem) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA_ID,
-        "record": "import_item",
-        "id": item.id,
-        "batch_id": item.batch_id,
-        "user_id": item.user_id,
-        "ordinal": item.ordinal,
-        "outcome": item.outcome.value,
-        "skip_reason": item.skip_reason.value,
-        "speaker": item.speaker.value,
-        "content": item.text,
-        "lineage_hash": item.lineage_hash,
-        "source_time": time_text(item.source_time),
-        "source_ref": item.source_ref,
-        "attachment": item.attachment,
-        "review": item.review.value,
-        "memory_id": item.memory_id,
-    }
+    return _copied("import_item", item, _ITEM)
 
 
 def header_record(parent: str, since: datetime | None, now: datetime) -> dict[str, Any]:
