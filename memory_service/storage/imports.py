@@ -11,19 +11,15 @@ from typing import Any
 from sqlalchemy import and_, func, or_
 
 from memory_service.domain.model import (
-    ArchiveFormat,
     ImportBatch,
     ImportItem,
     ImportState,
     ItemOutcome,
     ItemReview,
-    RestoreMode,
-    SkipReason,
-    Speaker,
 )
 from memory_service.domain.ports import chunks
 from memory_service.storage.models import ImportBatchRow, ImportItemRow
-from memory_service.storage.rows import IN_CLAUSE_CHUNK
+from memory_service.storage.rows import IN_CLAUSE_CHUNK, loaded, stored
 from memory_service.storage.scoped import AllTenants, TenantScoped
 
 MAX_STORED_ARCHIVE = 64 * 1024 * 1024  # inflating never yields more than any accepted archive
@@ -189,81 +185,22 @@ def _inflate(stored: bytes) -> bytes:
 
 
 def _batch_columns(batch: ImportBatch) -> dict[str, Any]:
-    return {
-        "id": batch.id,
-        "user_id": batch.user_id,
-        "format": batch.format.value,
-        "archive_sha256": batch.archive_sha256,
-        "state": batch.state.value,
-        "error": batch.error,
-        "accepted_count": batch.accepted_count,
-        "skipped_count": batch.skipped_count,
-        "unresolved_count": batch.unresolved_count,
-        "missing_count": batch.missing_count,
-        "create_time": batch.create_time,
-        "complete_time": batch.complete_time,
-        "attempts": batch.attempts,
-        "restore_mode": batch.restore_mode.value,
-    }
+    return stored(batch, "tenant_id")
 
 
 def _batch(row: Any) -> ImportBatch:
-    return ImportBatch(
-        id=row.id,
-        tenant_id=row.tenant_id,
-        user_id=row.user_id,
-        format=ArchiveFormat(row.format),
-        archive_sha256=row.archive_sha256,
-        state=ImportState(row.state),
-        create_time=row.create_time,
-        error=row.error,
-        accepted_count=row.accepted_count,
-        skipped_count=row.skipped_count,
-        unresolved_count=row.unresolved_count,
-        missing_count=row.missing_count,
-        complete_time=row.complete_time,
-        attempts=row.attempts,
-        restore_mode=RestoreMode(row.restore_mode),
-    )
+    return loaded(ImportBatch, row)
 
 
 def _item_columns(item: ImportItem) -> dict[str, Any]:
-    return {
-        "id": item.id,
-        "batch_id": item.batch_id,
-        "user_id": item.user_id,
-        "ordinal": item.ordinal,
-        "outcome": item.outcome.value,
-        "skip_reason": item.skip_reason.value,
-        "speaker": item.speaker.value,
-        "text": item.text,
-        "lineage_hash": item.lineage_hash,
-        "source_time": item.source_time,
+    return stored(item, "tenant_id") | {
         "source_ref": item.source_ref[:512],
         "attachment": item.attachment[:512],
-        "review": item.review.value,
-        "memory_id": item.memory_id,
     }
 
 
 def _item(row: Any) -> ImportItem:
-    return ImportItem(
-        id=row.id,
-        batch_id=row.batch_id,
-        tenant_id=row.tenant_id,
-        user_id=row.user_id,
-        ordinal=row.ordinal,
-        outcome=ItemOutcome(row.outcome),
-        skip_reason=SkipReason(row.skip_reason),
-        speaker=Speaker(row.speaker),
-        text=row.text,
-        lineage_hash=row.lineage_hash,
-        source_time=row.source_time,
-        source_ref=row.source_ref,
-        attachment=row.attachment,
-        review=ItemReview(row.review),
-        memory_id=row.memory_id,
-    )
+    return loaded(ImportItem, row)
 
 
 class SqlImportQueue:

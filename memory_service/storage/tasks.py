@@ -8,8 +8,9 @@ from typing import Any
 from sqlalchemy import and_, exists
 
 from memory_service.domain.errors import WriteConflict
-from memory_service.domain.model import Task, TaskCheckpoint, TaskState
+from memory_service.domain.model import Task, TaskCheckpoint
 from memory_service.storage.models import TaskCheckpointRow, TaskRow
+from memory_service.storage.rows import loaded, stored
 from memory_service.storage.scoped import AllTenants, TenantScoped
 
 
@@ -31,17 +32,7 @@ class SqlTaskRepository(TenantScoped):
                 )
             ).first()
             current = None if latest is None else _checkpoint(latest)
-        return Task(
-            tenant_id=row.tenant_id,
-            id=row.id,
-            owner_user_id=row.owner_user_id,
-            state=TaskState(row.state),
-            checkpoint_count=row.checkpoint_count,
-            create_time=row.create_time,
-            update_time=row.update_time,
-            end_time=row.end_time,
-            current=current,
-        )
+        return loaded(Task, row, current=current)
 
     def owners_of(self, task_id: str, limit: int) -> list[str]:
         rows = self._session.execute(
@@ -53,28 +44,15 @@ class SqlTaskRepository(TenantScoped):
         return [row.owner_user_id for row in rows]
 
     def add(self, task: Task) -> None:
-        self._insert(
-            TaskRow,
-            owner_user_id=task.owner_user_id,
-            id=task.id,
-            state=task.state.value,
-            checkpoint_count=task.checkpoint_count,
-            create_time=task.create_time,
-            update_time=task.update_time,
-            end_time=task.end_time,
-        )
+        self._insert(TaskRow, **stored(task, "tenant_id", "current"))
 
     def add_checkpoint(self, owner_user_id: str, task_id: str, checkpoint: TaskCheckpoint) -> None:
         self._insert(
             TaskCheckpointRow,
             owner_user_id=owner_user_id,
             task_id=task_id,
-            sequence=checkpoint.sequence,
-            step=checkpoint.step,
-            total_steps=checkpoint.total_steps,
-            status_text=checkpoint.status_text,
             payload=checkpoint.payload_json,
-            create_time=checkpoint.create_time,
+            **stored(checkpoint, "payload_json"),
         )
 
     def update(self, task: Task, expected: Task) -> None:
@@ -115,14 +93,7 @@ class SqlTaskRepository(TenantScoped):
 
 
 def _checkpoint(row: Any) -> TaskCheckpoint:
-    return TaskCheckpoint(
-        sequence=row.sequence,
-        step=row.step,
-        total_steps=row.total_steps,
-        status_text=row.status_text,
-        payload_json=row.payload,
-        create_time=row.create_time,
-    )
+    return loaded(TaskCheckpoint, row, payload_json=row.payload)
 
 
 def purge_ended_tasks(everyone: AllTenants, ended_before: datetime) -> int:
