@@ -180,10 +180,7 @@ class Recaller:
         if isinstance(found, SearchUnavailable):
             return found
         result = self._validate(identity, found, instant, hint, limit, within, None)
-        self.usage.note(
-            identity.tenant_id, (shown.memory.id for shown, _ in result.recalled), utcnow()
-        )
-        return result
+        return self._noted(identity, result)
 
     def _own_scopes(
         self,
@@ -218,6 +215,10 @@ class Recaller:
                 break
             visibility, read_now = result.visibility, True
             self.seen.put(identity, visibility)
+        return self._noted(identity, result)
+
+    def _noted(self, identity: Identity, result: RecallResult) -> RecallResult:
+        """The memories recalled are noted as used, whichever way the scopes were found."""
         self.usage.note(
             identity.tenant_id, (shown.memory.id for shown, _ in result.recalled), utcnow()
         )
