@@ -180,16 +180,9 @@ class EvidenceResolver:
         return message
 
 
-def refuse_stale(
-    uow: UnitOfWork,
-    held: Memory | tuple[Scope, str, str],
-    offered: evidence.Offered,
-    now: datetime,
-    *,
-    exclude: Revision | None = None,
-) -> None:
-    """FAILED_PRECONDITION `STALE_EVIDENCE` when the stale-evidence rule refuses."""
-    stale = staleness(uow, held, offered, now, exclude=exclude)
+def refuse_stale(stale: str) -> None:
+    """FAILED_PRECONDITION `STALE_EVIDENCE` when the stale-evidence rule refused (`stale`, from
+    `staleness`, says why); the writes that answer with a refusal instead read `stale` itself."""
     if stale:
         raise FailedPrecondition(stale, reason=Reason.STALE_EVIDENCE)
 

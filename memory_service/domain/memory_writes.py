@@ -29,6 +29,7 @@ from memory_service.domain.evidence_resolution import (
     ResolvedEvidence,
     offer_of,
     refuse_stale,
+    staleness,
 )
 from memory_service.domain.memory_reads import MemoryReads
 from memory_service.domain.memory_requests import CreateMemory, RevisionDraft
@@ -235,7 +236,7 @@ class MemoryUseCases(MemoryReads):
     ) -> tuple[RevisionStatus, str]:
         """The stale-evidence rule for the evidence offered, then the status (and why) the
         authority rule gives the revision it writes: create and correct decide alike."""
-        refuse_stale(uow, held, offer_of(resolved, scope, value), now)
+        refuse_stale(staleness(uow, held, offer_of(resolved, scope, value), now))
         return authority.initial_status(
             scope,
             resolved.provenance,
@@ -300,7 +301,7 @@ class MemoryUseCases(MemoryReads):
             said, evidence_ref = message.create_time, confirming_message  # said again, now
         # The subject confirming is the subject's own statement, whoever spoke first.
         offered = evidence.Offered(said, revision.value, True, evidence_ref)
-        refuse_stale(uow, memory, offered, now, exclude=revision)
+        refuse_stale(staleness(uow, memory, offered, now, exclude=revision))
         self._advance_version(uow, memory, now)
         others_active = any(
             r.status is RevisionStatus.ACTIVE for r in memory.revisions if r is not revision
