@@ -8,18 +8,18 @@ only repeat each other's work.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from crmmem_runtime.telemetry import failure_summary
 from memory_service.domain.model import utcnow
 from memory_service.workers.outage import DatabaseOutage
+from memory_service.workers.thread import WorkerThread
 
 log = logging.getLogger(__name__)
 
 
-class TaskHistoryPurge:
+class TaskHistoryPurge(WorkerThread):
     def __init__(
         self,
         purge: Callable[[datetime], int],
@@ -27,11 +27,10 @@ class TaskHistoryPurge:
         every_seconds: float,
     ) -> None:
         """`purge(ended_before)` removes the tasks that ended before then, and their history."""
+        super().__init__("task-purge")
         self._purge = purge
         self._retention = retention
         self._every = every_seconds
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="task-purge", daemon=True)
         self._outage = DatabaseOutage("task purge", log)
 
     def run_once(self) -> int:
@@ -39,14 +38,6 @@ class TaskHistoryPurge:
         if purged:
             log.info("purged %d ended tasks past their retention", purged)
         return purged
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=10)
 
     def _run(self) -> None:
         while True:

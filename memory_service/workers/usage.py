@@ -18,6 +18,7 @@ from datetime import datetime
 from crmmem_runtime.telemetry import failure_summary
 from memory_service.domain.ports import UsageStore
 from memory_service.workers.outage import DatabaseOutage
+from memory_service.workers.thread import WorkerThread
 
 log = logging.getLogger(__name__)
 # Notes waiting while the database is away are bounded: past this, new ones are dropped (and
@@ -25,15 +26,14 @@ log = logging.getLogger(__name__)
 MAX_PENDING = 200_000
 
 
-class UsageRecorder:
+class UsageRecorder(WorkerThread):
     def __init__(self, store: UsageStore, flush_seconds: float = 2.0) -> None:
+        super().__init__("usage-flush")
         self._store = store
         self._flush_seconds = flush_seconds
         self._lock = threading.Lock()
         self._pending: dict[tuple[str, str], datetime] = {}
         self.dropped = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="usage-flush", daemon=True)
         self._outage = DatabaseOutage("usage flush", log)
 
     def note(self, tenant_id: str, memory_ids: Iterable[str], when: datetime) -> None:
@@ -69,14 +69,9 @@ class UsageRecorder:
             raise
         return len(batch)
 
-    def start(self) -> None:
-        self._thread.start()
-
     def stop(self) -> None:
         """Stops the worker and writes what is still pending."""
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=10)
+        super().stop()
         try:
             self.flush()
         except Exception as error:
