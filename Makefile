@@ -91,7 +91,7 @@ lint: gen
 	$(BIN)/ruff check memory_service retrieval_service crmmem_runtime tests bench scripts examples
 	$(BIN)/ruff format --check memory_service retrieval_service crmmem_runtime tests bench scripts examples
 	$(BIN)/mypy
-	$(BIN)/python scripts/check_layers.py
+	$(BIN)/python scripts/check_slices.py
 	$(BIN)/python scripts/check_imports.py
 	$(BIN)/python -m scripts.check_tenant_scope
 

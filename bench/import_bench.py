@@ -23,7 +23,7 @@ from crmmem.memory.v1 import memory_service_pb2 as svc
 
 from bench.common import emit, start_memory_service
 from bench.corpus import memory_text
-from memory_service.domain.export import content_hash
+from memory_service.exports.domain.export import content_hash
 from tests.support.servers import TEST_JWT_SECRET, Client
 
 TENANT = "bench"

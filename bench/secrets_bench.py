@@ -8,8 +8,8 @@ import argparse
 import time
 
 from bench.common import emit, summary_ms
-from memory_service.adapters.secret_scanning import DetectSecretsScanner
-from memory_service.domain.secrets import SecretDetector
+from memory_service.kernel.adapters.secret_scanning import DetectSecretsScanner
+from memory_service.kernel.domain.secrets import SecretDetector
 
 TEXTS = {
     "typical_100_chars": (

@@ -24,7 +24,7 @@ from bench.common import emit, start_memory_service, summary_ms
 from bench.context_bench import remember
 from bench.corpus import QUERIES, memory_text
 from bench.recall_bench import start_sidecar
-from memory_service.workers.usage import UsageRecorder
+from memory_service.memories.workers.usage import UsageRecorder
 from tests.support.servers import TEST_JWT_SECRET, Client
 
 MODES = ("tracking_on", "tracking_off")

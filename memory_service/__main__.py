@@ -34,7 +34,7 @@ def _serve(settings: Settings) -> int:
     from crmmem_runtime.listen import AddressInUse
     from crmmem_runtime.telemetry import configure_tracing, exporting_traces
     from memory_service.bootstrap import build_server
-    from memory_service.storage.migrate import SchemaUnusable
+    from memory_service.kernel.storage.migrate import SchemaUnusable
 
     provider = configure_tracing(settings, "memory-service")
     try:
@@ -72,8 +72,8 @@ def _serve(settings: Settings) -> int:
 def _migrate(settings: Settings) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
-    from memory_service.storage.migrate import SchemaUnusable, upgrade
-    from memory_service.storage.unit_of_work import create_database_engine
+    from memory_service.kernel.storage.migrate import SchemaUnusable, upgrade
+    from memory_service.unit_of_work import create_database_engine
 
     try:
         found = upgrade(create_database_engine(settings.database_url))
@@ -90,7 +90,7 @@ def _migrate(settings: Settings) -> int:
 def _token(settings: Settings, args: argparse.Namespace) -> int:
     """Development only: with a production key, tokens come from the identity provider, and a
     shell on the server must not be able to mint an admin token for any tenant."""
-    from memory_service.transport.auth import TokenAuthenticator
+    from memory_service.kernel.transport.auth import TokenAuthenticator
 
     if not settings.dev_mode:
         print("`token` works in development mode only (MEMORY_DEV_MODE=1)", file=sys.stderr)

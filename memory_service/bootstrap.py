@@ -16,62 +16,54 @@ from sqlalchemy import Engine
 
 from crmmem_runtime.listen import listen
 from crmmem_runtime.telemetry import exporting_traces
-from memory_service.adapters.retrieval_client import CircuitBreaker, RetrievalClient
-from memory_service.adapters.secret_scanning import DetectSecretsScanner
-from memory_service.adapters.thesaurus import open_thesaurus
-from memory_service.app.access import (
-    AccessCommands,
-    AccessQueries,
-    TranscriptCommands,
-    TranscriptQueries,
-)
-from memory_service.app.context import BuildContext, ContextCommands, OverrideQueries
-from memory_service.app.imports import ImportCommands, ImportQueries, SubmitImport
-from memory_service.app.index_watch import IndexWatch
-from memory_service.app.memories import MemoryCommands, MemoryQueries
-from memory_service.app.recall import Recaller, RecallMemories, ReplyMargin
-from memory_service.app.review import ReviewCommands, ReviewQueries
-from memory_service.app.tasks import TaskCommands, TaskQueries
-from memory_service.app.transactions import Transactions
+from memory_service.access.app.access import AccessCommands, AccessQueries
+from memory_service.access.domain.access import AccessUseCases
+from memory_service.access.transport.access_servicer import AccessServicer
 from memory_service.config import Settings
-from memory_service.domain import grounding
-from memory_service.domain.access import AccessUseCases
-from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
-from memory_service.domain.context import ContextBuilder
-from memory_service.domain.documents import DocumentUseCases
-from memory_service.domain.importing.service import ImportUseCases
-from memory_service.domain.memory_writes import MemoryUseCases
-from memory_service.domain.model import utcnow
-from memory_service.domain.overrides import OverrideUseCases
-from memory_service.domain.proposals import ProposalUseCases
-from memory_service.domain.recall import RecallUseCases
-from memory_service.domain.receipts import RetentionPolicy
-from memory_service.domain.review import ReviewUseCases
-from memory_service.domain.secrets import SecretDetector
-from memory_service.domain.tasks import TaskUseCases
-from memory_service.domain.transcripts import TranscriptUseCases
-from memory_service.storage import migrate
-from memory_service.storage.checkpoint import WalCheckpointer
-from memory_service.storage.idempotency import purge_idempotency_keys
-from memory_service.storage.memories import purge_deletion_markers
-from memory_service.storage.unit_of_work import (
-    SqlUnitOfWorkFactory,
-    create_database_engine,
-    trace_sql,
-)
-from memory_service.transport.access_servicer import AccessServicer
-from memory_service.transport.auth import TokenAuthenticator
-from memory_service.transport.context_servicer import ContextServicer
-from memory_service.transport.import_servicer import ImportServicer
-from memory_service.transport.memory_servicer import MemoryServicer
-from memory_service.transport.readiness import DatabaseWatch
-from memory_service.transport.server import SERVICE_NAMES, Servicers, grpc_server
-from memory_service.transport.task_servicer import TaskServicer
-from memory_service.transport.transcript_servicer import TranscriptServicer
-from memory_service.workers.imports import ImportRunner, release_freed_memory
-from memory_service.workers.outbox import OutboxWorker
-from memory_service.workers.retention import TaskHistoryPurge
-from memory_service.workers.usage import UsageRecorder
+from memory_service.context.app.context import BuildContext, ContextCommands, OverrideQueries
+from memory_service.context.domain.context import ContextBuilder
+from memory_service.context.domain.overrides import OverrideUseCases
+from memory_service.context.domain.proposals import ProposalUseCases
+from memory_service.context.transport.context_servicer import ContextServicer
+from memory_service.documents.domain.documents import DocumentUseCases
+from memory_service.imports.app.imports import ImportCommands, ImportQueries, SubmitImport
+from memory_service.imports.domain.service import ImportUseCases
+from memory_service.imports.transport.import_servicer import ImportServicer
+from memory_service.imports.workers.imports import ImportRunner, release_freed_memory
+from memory_service.kernel.adapters.secret_scanning import DetectSecretsScanner
+from memory_service.kernel.app.transactions import Transactions
+from memory_service.kernel.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.kernel.domain.model import utcnow
+from memory_service.kernel.domain.secrets import SecretDetector
+from memory_service.kernel.storage import migrate
+from memory_service.kernel.storage.checkpoint import WalCheckpointer
+from memory_service.kernel.storage.idempotency import purge_idempotency_keys
+from memory_service.kernel.transport.auth import TokenAuthenticator
+from memory_service.kernel.transport.readiness import DatabaseWatch
+from memory_service.memories.adapters.retrieval_client import CircuitBreaker, RetrievalClient
+from memory_service.memories.adapters.thesaurus import open_thesaurus
+from memory_service.memories.app.index_watch import IndexWatch
+from memory_service.memories.app.memories import MemoryCommands, MemoryQueries
+from memory_service.memories.app.recall import Recaller, RecallMemories, ReplyMargin
+from memory_service.memories.domain import grounding
+from memory_service.memories.domain.memory_writes import MemoryUseCases
+from memory_service.memories.domain.recall import RecallUseCases
+from memory_service.memories.domain.receipts import RetentionPolicy
+from memory_service.memories.storage.memories import purge_deletion_markers
+from memory_service.memories.transport.memory_servicer import MemoryServicer
+from memory_service.memories.workers.outbox import OutboxWorker
+from memory_service.memories.workers.usage import UsageRecorder
+from memory_service.review.app.review import ReviewCommands, ReviewQueries
+from memory_service.review.domain.review import ReviewUseCases
+from memory_service.server import SERVICE_NAMES, Servicers, grpc_server
+from memory_service.tasks.app.tasks import TaskCommands, TaskQueries
+from memory_service.tasks.domain.tasks import TaskUseCases
+from memory_service.tasks.transport.task_servicer import TaskServicer
+from memory_service.tasks.workers.retention import TaskHistoryPurge
+from memory_service.transcripts.app.transcripts import TranscriptCommands, TranscriptQueries
+from memory_service.transcripts.domain.transcripts import TranscriptUseCases
+from memory_service.transcripts.transport.transcript_servicer import TranscriptServicer
+from memory_service.unit_of_work import SqlUnitOfWorkFactory, create_database_engine, trace_sql
 
 log = logging.getLogger(__name__)
 

@@ -174,7 +174,7 @@ class Settings(ProcessSettings):
 
     check_tenant_scope: bool = Field(False, validation_alias="MEMORY_CHECK_TENANT_SCOPE")
     """Check every statement a unit of work sends against its tenant and fail the call on one
-    that is not limited to it (`memory_service/storage/scoped.py`); on in the tests."""
+    that is not limited to it (`memory_service/kernel/storage/scoped.py`); on in the tests."""
 
     _retrieval_secret: str = PrivateAttr("")
 

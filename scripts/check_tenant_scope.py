@@ -1,4 +1,5 @@
-"""`make lint`: statements on tenant tables are built in `memory_service/storage/scoped.py` only.
+"""`make lint`: statements on tenant tables are built in `memory_service/kernel/storage/scoped.py`
+only.
 
 Every table holds one tenant's rows. The scoped helper there puts the tenant predicate into each
 statement (and `AllTenants` names the work that spans tenants); code anywhere else that builds a
@@ -15,11 +16,14 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from memory_service.storage.scoped import TENANT_MODELS, TENANT_TABLES
+from memory_service.kernel.storage.scoped import TENANT_MODELS, TENANT_TABLES
 
 ROOT = Path(__file__).resolve().parent.parent
-HELPER = Path("memory_service/storage/scoped.py")
-EXEMPT = (HELPER, Path("memory_service/storage/migrations"))  # migrations change every tenant
+HELPER = Path("memory_service/kernel/storage/scoped.py")
+EXEMPT = (
+    HELPER,
+    Path("memory_service/kernel/storage/migrations"),
+)  # migrations change every tenant
 BUILDERS = frozenset({"select", "insert", "update", "delete"})
 RAW_SQL = frozenset({"text", "exec_driver_sql"})
 ORM_READS = frozenset({"query", "get", "merge"})

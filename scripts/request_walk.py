@@ -16,9 +16,9 @@ A climb back up is either of:
 - a reparse: a domain rule the transport applied while parsing the request, applied again by
   the app or the domain to the same arguments (one value parsed in two places).
 
-A domain rule is any function of `memory_service.domain` except value accessors and
+A domain rule is any function of a slice's `domain/` except value accessors and
 formatting: dunder methods (a record's constructor, equality, hashing), properties, the
-resource-name formatting of `domain/names.py` (everything there but parsing),
+resource-name formatting of `kernel/domain/names.py` (everything there but parsing),
 `etags.etag_of`, and the clock and new ids (`model.utcnow`, `model.new_id`).
 
 Usage: .venv/bin/python scripts/request_walk.py  (prints JSON: per RPC the collapsed layer
@@ -50,17 +50,19 @@ SECRET = "request-walk-secret-of-at-least-32-bytes"
 ISSUER, AUDIENCE = "request-walk", "memory-service"
 # Formatting, the clock and new ids in domain/: no decision, so presenting may call these.
 NOT_RULES = {
-    ("memory_service.domain.etags", "etag_of"),
-    ("memory_service.domain.model", "utcnow"),
-    ("memory_service.domain.model", "new_id"),
+    ("memory_service.kernel.domain.etags", "etag_of"),
+    ("memory_service.kernel.domain.model", "utcnow"),
+    ("memory_service.kernel.domain.model", "new_id"),
 }
 PARSING_PREFIXES = ("parse", "match")
 
 
 def layer_of(module: str) -> str | None:
+    """The layer of a module of the package: `memory_service.<slice>.<layer>...` (the kernel
+    is a slice here)."""
     parts = module.split(".")
-    if len(parts) > 1 and parts[0] == PACKAGE and parts[1] in LAYERS:
-        return parts[1]
+    if len(parts) > 2 and parts[0] == PACKAGE and parts[2] in LAYERS:
+        return parts[2]
     return None
 
 
@@ -81,7 +83,7 @@ def is_rule(frame: FrameType) -> bool:
         return False
     if name.startswith("<"):  # a comprehension or lambda inside a domain function
         return False
-    if module == f"{PACKAGE}.domain.names" and not name.startswith(PARSING_PREFIXES):
+    if module == f"{PACKAGE}.kernel.domain.names" and not name.startswith(PARSING_PREFIXES):
         return False
     if (module, name) in NOT_RULES:
         return False
@@ -248,7 +250,7 @@ class _Search:
         deadline: float | None,
         own_deadline: bool = False,
     ) -> list[Any]:
-        from memory_service.domain.ports import Candidate
+        from memory_service.kernel.domain.ports import Candidate
 
         return [Candidate(m, 0.9, n) for m, n in self.indexed.items()][:limit]
 
@@ -262,24 +264,24 @@ def measure(workdir: Path) -> dict[str, dict[str, Any]]:
     from crmmem.memory.v1 import memory_service_pb2 as service_pb
     from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 
-    from memory_service.app.access import TranscriptCommands, TranscriptQueries
-    from memory_service.app.context import BuildContext, ContextCommands, OverrideQueries
-    from memory_service.app.memories import MemoryCommands, MemoryQueries
-    from memory_service.app.recall import Recaller, RecallMemories
-    from memory_service.app.review import ReviewCommands, ReviewQueries
-    from memory_service.app.transactions import Transactions
     from memory_service.bootstrap import wire_use_cases
     from memory_service.config import Settings
-    from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
-    from memory_service.domain.context import ContextBuilder
-    from memory_service.domain.documents import DocumentUseCases
-    from memory_service.domain.recall import RecallUseCases
-    from memory_service.storage.migrate import upgrade
-    from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
-    from memory_service.transport.auth import TokenAuthenticator
-    from memory_service.transport.context_servicer import ContextServicer
-    from memory_service.transport.memory_servicer import MemoryServicer
-    from memory_service.transport.transcript_servicer import TranscriptServicer
+    from memory_service.context.app.context import BuildContext, ContextCommands, OverrideQueries
+    from memory_service.context.domain.context import ContextBuilder
+    from memory_service.context.transport.context_servicer import ContextServicer
+    from memory_service.documents.domain.documents import DocumentUseCases
+    from memory_service.kernel.app.transactions import Transactions
+    from memory_service.kernel.domain.authorization import AccessPolicy, GrantTableAuthorizer
+    from memory_service.kernel.storage.migrate import upgrade
+    from memory_service.kernel.transport.auth import TokenAuthenticator
+    from memory_service.memories.app.memories import MemoryCommands, MemoryQueries
+    from memory_service.memories.app.recall import Recaller, RecallMemories
+    from memory_service.memories.domain.recall import RecallUseCases
+    from memory_service.memories.transport.memory_servicer import MemoryServicer
+    from memory_service.review.app.review import ReviewCommands, ReviewQueries
+    from memory_service.transcripts.app.transcripts import TranscriptCommands, TranscriptQueries
+    from memory_service.transcripts.transport.transcript_servicer import TranscriptServicer
+    from memory_service.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 
     engine = create_database_engine(f"sqlite:///{workdir / 'walk.db'}")
     upgrade(engine)

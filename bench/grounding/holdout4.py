@@ -1,9 +1,9 @@
 # ruff: noqa: E501  (a table of labelled cases, one a line)
 """HOLDOUT4: a fifth set of labelled grounding cases, written apart from the rule.
 
-Written without reading the rule (memory_service/domain/grounding.py, wording.py, lexicon.py),
-its documentation or the earlier holdout sets; only `Case` and the kinds come from corpus.py.
-New customers, people, products, cities and phrasings: about 60 % a sales/CRM assistant
+Written without reading the rule (memory_service/memories/domain/grounding.py, wording.py,
+lexicon.py), its documentation or the earlier holdout sets; only `Case` and the kinds come from
+corpus.py. New customers, people, products, cities and phrasings: about 60 % a sales/CRM assistant
 (accounts, deals, procurement, logistics, support tickets, billing, renewals, meetings, contacts'
 preferences) and 40 % everyday personal conversation.
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from bench.common import emit
 from bench.secret_refusals.corpus import card_texts, crm_texts
-from memory_service.adapters.secret_scanning import DetectSecretsScanner
-from memory_service.domain.secrets import SecretDetector
+from memory_service.kernel.adapters.secret_scanning import DetectSecretsScanner
+from memory_service.kernel.domain.secrets import SecretDetector
 
 
 def secret_refusal_figures(crm: int = 10_000, cards: int = 2_000) -> dict[str, Any]:

@@ -101,7 +101,7 @@ def find_credentials() -> Credentials:
         return Credentials(token, "MEMORY_TOKEN")
     from crmmem_runtime.settings import ConfigError, load
     from memory_service.config import Settings
-    from memory_service.transport.auth import TokenAuthenticator
+    from memory_service.kernel.transport.auth import TokenAuthenticator
 
     try:
         settings = load(Settings)

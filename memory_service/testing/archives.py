@@ -1,11 +1,11 @@
 """Whole archives parsed at once, for tests: the service streams them (`iter_*` in
-`domain/importing/parsers.py`), a test compares lists."""
+`imports/domain/parsers.py`), a test compares lists."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from memory_service.domain.importing.parsers import (
+from memory_service.imports.domain.parsers import (
     ArchiveItem,
     iter_chatgpt,
     iter_export,

@@ -7,8 +7,8 @@ import copy
 from collections.abc import Iterable
 from datetime import datetime
 
-from memory_service.domain.errors import WriteConflict
-from memory_service.domain.model import (
+from memory_service.kernel.domain.errors import WriteConflict
+from memory_service.kernel.domain.model import (
     Conversation,
     Customer,
     ImportBatch,

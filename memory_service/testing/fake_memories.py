@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
 
-from memory_service.domain.errors import WriteConflict
-from memory_service.domain.model import (
+from memory_service.kernel.domain.errors import WriteConflict
+from memory_service.kernel.domain.model import (
     DocumentVersion,
     EvidenceType,
     ImportItem,
@@ -21,8 +21,12 @@ from memory_service.domain.model import (
     Scope,
     ScopeType,
 )
-from memory_service.domain.ports import MemoryQuery, Visibility
-from memory_service.domain.rules import applicable_revision, lineage_ref_hash, scoped_key_hash
+from memory_service.kernel.domain.ports import MemoryQuery, Visibility
+from memory_service.kernel.domain.rules import (
+    applicable_revision,
+    lineage_ref_hash,
+    scoped_key_hash,
+)
 from memory_service.testing.fake_tables import TenantTables
 
 

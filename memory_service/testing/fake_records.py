@@ -7,8 +7,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from memory_service.domain.errors import WriteConflict
-from memory_service.domain.model import (
+from memory_service.kernel.domain.errors import WriteConflict
+from memory_service.kernel.domain.model import (
     Conversation,
     Customer,
     CustomerGrant,
@@ -18,7 +18,7 @@ from memory_service.domain.model import (
     Task,
     TaskCheckpoint,
 )
-from memory_service.domain.ports import ON_ITS_WAY, OutboxKind, StoredResponse
+from memory_service.kernel.domain.ports import ON_ITS_WAY, OutboxKind, StoredResponse
 from memory_service.testing.fake_tables import OutboxEntry, TenantTables
 
 

@@ -1,5 +1,5 @@
-"""A unit of work over plain dicts that implements every port of `domain/ports.py`, so the rules
-can be tested in milliseconds without a database.
+"""A unit of work over plain dicts that implements every port of `kernel/domain/ports.py`, so the
+rules can be tested in milliseconds without a database.
 
 It keeps the behaviour the use cases rely on from the SQL repositories: each unit of work sees
 one tenant's rows only; reads return copies (changing a returned record changes nothing until a
@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from memory_service.domain.model import ImportState
-from memory_service.domain.ports import (
+from memory_service.kernel.domain.model import ImportState
+from memory_service.kernel.domain.ports import (
     EMPTY_AHEAD,
     Candidate,
     ImportQueue,
@@ -377,7 +377,7 @@ class FakeThesaurus:
 
 @dataclass(frozen=True)
 class Ports:
-    """One fake per port of `domain/ports.py`, typed as the port: mypy checks each fake here,
+    """One fake per port of `kernel/domain/ports.py`, typed as the port: mypy checks each fake here,
     and `tests/unit/test_fake_storage.py` checks that no port is left out."""
 
     units: UnitOfWorkFactory

@@ -8,7 +8,7 @@ import itertools
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memory_service.domain.model import (
+from memory_service.kernel.domain.model import (
     Conversation,
     Customer,
     CustomerGrant,
@@ -21,7 +21,7 @@ from memory_service.domain.model import (
     Task,
     TaskCheckpoint,
 )
-from memory_service.domain.ports import OutboxKind, StoredResponse
+from memory_service.kernel.domain.ports import OutboxKind, StoredResponse
 
 _ids = itertools.count(1)  # outbox ids, ascending like a sequence
 

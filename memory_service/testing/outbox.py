@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_service.workers.outbox import OutboxWorker
+from memory_service.memories.workers.outbox import OutboxWorker
 
 
 def drain_once(worker: OutboxWorker) -> int:

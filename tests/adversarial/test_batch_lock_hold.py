@@ -19,9 +19,9 @@ from pathlib import Path
 
 import grpc
 
-from memory_service.adapters.secret_scanning import DetectSecretsScanner
-from memory_service.domain.rules import MAX_BATCH_ITEMS
-from memory_service.domain.secrets import SecretDetector
+from memory_service.kernel.adapters.secret_scanning import DetectSecretsScanner
+from memory_service.kernel.domain.rules import MAX_BATCH_ITEMS
+from memory_service.kernel.domain.secrets import SecretDetector
 from tests.e2e.helpers import create_pref
 from tests.e2e.test_batch_create import append_batch, batch_request, item
 from tests.support.polling import eventually

@@ -11,7 +11,7 @@ import pytest
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
 from crmmem.memory.v1 import memory_service_pb2
 
-from memory_service.domain.rules import scoped_key_hash
+from memory_service.kernel.domain.rules import scoped_key_hash
 from tests.e2e.helpers import create_pref, get, list_all
 from tests.support import exports
 from tests.support.exports import restore, skipped

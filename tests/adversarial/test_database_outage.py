@@ -18,7 +18,7 @@ from crmmem.memory.v1 import memory_service_pb2, transcript_service_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
-from memory_service.transport.server import LIVENESS_SERVICE
+from memory_service.server import LIVENESS_SERVICE
 from tests.conftest import memory_env
 from tests.e2e.helpers import (
     USER,

@@ -1,7 +1,7 @@
 """Undecodable request bytes, plain or gzip-compressed, are INVALID_ARGUMENT on every method
 the memory service serves, not only the few a hand-picked list names: each method's handler is
-wrapped as it is registered (`memory_service/transport/edge.py`), so a method registered some
-other way, or a streaming one, must not fall back to gRPC's own INTERNAL. The methods come from
+wrapped as it is registered (`memory_service/memories/transport/edge.py`), so a method registered
+some other way, or a streaming one, must not fall back to gRPC's own INTERNAL. The methods come from
 the server's reflection, so a service added later is covered without editing this test."""
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from crmmem.memory.v1 import memory_service_pb2_grpc as service_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from memory_service.transport.memory_servicer import EXPORT_SEND_SECONDS
-from memory_service.transport.server import EXPORT_WORKERS
+from memory_service.memories.transport.memory_servicer import EXPORT_SEND_SECONDS
+from memory_service.server import EXPORT_WORKERS
 from tests.adversarial.test_handler_pool_squatting import WORKERS, memory_server_streams
 from tests.e2e.test_batch_create import append_batch, batch_request, item
 from tests.support.servers import ServerProcess, mint_token

@@ -1,5 +1,5 @@
 """Every call runs on one of the server's handler threads (`MEMORY_MAX_WORKERS`, 16 by default,
-`memory_service/transport/worker_pool.py`). A call that holds its thread for as long as the
+`memory_service/kernel/transport/worker_pool.py`). A call that holds its thread for as long as the
 client likes, such as a health Watch (no credentials needed) left open, must not let one client
 take every thread and leave the service answering nobody."""
 

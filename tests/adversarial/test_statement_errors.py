@@ -9,7 +9,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, StatementError
 
 from crmmem_runtime.telemetry import failure_summary
-from memory_service.storage.unit_of_work import create_database_engine
+from memory_service.unit_of_work import create_database_engine
 from tests.conftest import BACKENDS
 from tests.support.servers import database_url
 

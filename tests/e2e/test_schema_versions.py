@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from memory_service.storage.migrate import inspect, upgrade
-from memory_service.storage.unit_of_work import create_database_engine
+from memory_service.kernel.storage.migrate import inspect, upgrade
+from memory_service.unit_of_work import create_database_engine
 from tests.conftest import BACKENDS, memory_env
 from tests.support.servers import database_url, start_server
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from memory_service.storage.migrate import upgrade
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
+from memory_service.kernel.storage.migrate import upgrade
+from memory_service.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from tests.conftest import BACKENDS
 from tests.support.servers import database_url
 

@@ -11,12 +11,9 @@ from typing import Any
 
 from sqlalchemy import event
 
-from memory_service.app.memories import MemoryCommands
-from memory_service.app.transactions import Answer, RequestKey, Transactions
-from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
-from memory_service.domain.memory_requests import CreateMemory, ProvenanceDraft, RevisionDraft
-from memory_service.domain.memory_writes import MemoryUseCases
-from memory_service.domain.model import (
+from memory_service.kernel.app.transactions import Answer, RequestKey, Transactions
+from memory_service.kernel.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.kernel.domain.model import (
     EvidenceRef,
     EvidenceType,
     Identity,
@@ -29,9 +26,16 @@ from memory_service.domain.model import (
     TurnStatus,
     utcnow,
 )
-from memory_service.domain.names import message as message_name
-from memory_service.domain.transcripts import TranscriptUseCases
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.kernel.domain.names import message as message_name
+from memory_service.memories.app.memories import MemoryCommands
+from memory_service.memories.domain.memory_requests import (
+    CreateMemory,
+    ProvenanceDraft,
+    RevisionDraft,
+)
+from memory_service.memories.domain.memory_writes import MemoryUseCases
+from memory_service.transcripts.domain.transcripts import TranscriptUseCases
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 
 MARA = Identity("t1", "mara")
 SAID = ["I prefer mornings", "we ship on fridays", "my budget is 140 thousand euros"]

@@ -9,16 +9,16 @@ from datetime import timedelta
 
 from sqlalchemy import Engine
 
-from memory_service.domain.context import (
+from memory_service.context.domain.context import (
     ContextBuilder,
     ContextRequest,
     CustomerRef,
     ExclusionReason,
 )
-from memory_service.domain.model import Scope, ScopeType
-from memory_service.domain.secrets import SecretDetector
-from memory_service.domain.tasks import TaskUseCases
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.kernel.domain.model import Scope, ScopeType
+from memory_service.kernel.domain.secrets import SecretDetector
+from memory_service.tasks.domain.tasks import TaskUseCases
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 from tests.integration.test_recall_reads import statements
 from tests.support.world import World, at
 

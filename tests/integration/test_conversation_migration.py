@@ -10,9 +10,9 @@ import pytest
 from alembic import command
 from sqlalchemy import text
 
-from memory_service.domain.model import Conversation
-from memory_service.storage import migrate
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
+from memory_service.kernel.domain.model import Conversation
+from memory_service.kernel.storage import migrate
+from memory_service.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from tests.conftest import BACKENDS
 from tests.support.servers import database_url
 

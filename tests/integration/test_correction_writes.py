@@ -15,13 +15,10 @@ import pytest
 from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from sqlalchemy import Engine, event
 
-from memory_service.app.memories import MemoryCommands
-from memory_service.app.transactions import Answer, Transactions
-from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
-from memory_service.domain.errors import Aborted
-from memory_service.domain.memory_requests import CreateMemory, ProvenanceDraft, RevisionDraft
-from memory_service.domain.memory_writes import MemoryUseCases
-from memory_service.domain.model import (
+from memory_service.kernel.app.transactions import Answer, Transactions
+from memory_service.kernel.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.kernel.domain.errors import Aborted
+from memory_service.kernel.domain.model import (
     EvidenceRef,
     EvidenceType,
     Identity,
@@ -33,13 +30,20 @@ from memory_service.domain.model import (
     TurnStatus,
     utcnow,
 )
-from memory_service.domain.names import message as message_name
-from memory_service.domain.ports import StoredResponse
-from memory_service.domain.transcripts import TranscriptUseCases
-from memory_service.storage.idempotency import purge_idempotency_keys
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
-from memory_service.transport import convert
-from memory_service.transport.idempotency import request_key
+from memory_service.kernel.domain.names import message as message_name
+from memory_service.kernel.domain.ports import StoredResponse
+from memory_service.kernel.storage.idempotency import purge_idempotency_keys
+from memory_service.memories.app.memories import MemoryCommands
+from memory_service.memories.domain.memory_requests import (
+    CreateMemory,
+    ProvenanceDraft,
+    RevisionDraft,
+)
+from memory_service.memories.domain.memory_writes import MemoryUseCases
+from memory_service.memories.transport import convert
+from memory_service.memories.transport.idempotency import request_key
+from memory_service.transcripts.domain.transcripts import TranscriptUseCases
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 
 MARA = Identity("t1", "mara")
 SAID = "I prefer mornings"

@@ -18,17 +18,17 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
-from memory_service.app.access import TranscriptCommands
-from memory_service.app.transactions import Answer, Transactions
-from memory_service.domain.errors import DatabaseUnavailable, OutcomeUnknown
-from memory_service.domain.model import Identity, Speaker, TurnStatus
-from memory_service.domain.ports import MemoryQuery, UnitOfWork
-from memory_service.domain.transcripts import TranscriptUseCases
-from memory_service.storage.migrate import upgrade
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
-from memory_service.transport.convert import message_proto
-from memory_service.transport.errors import to_status
-from memory_service.transport.idempotency import request_key
+from memory_service.kernel.app.transactions import Answer, Transactions
+from memory_service.kernel.domain.errors import DatabaseUnavailable, OutcomeUnknown
+from memory_service.kernel.domain.model import Identity, Speaker, TurnStatus
+from memory_service.kernel.domain.ports import MemoryQuery, UnitOfWork
+from memory_service.kernel.storage.migrate import upgrade
+from memory_service.memories.transport.convert import message_proto
+from memory_service.memories.transport.errors import to_status
+from memory_service.memories.transport.idempotency import request_key
+from memory_service.transcripts.app.transcripts import TranscriptCommands
+from memory_service.transcripts.domain.transcripts import TranscriptUseCases
+from memory_service.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from tests.integration.test_storage import EVERYTHING, make_memory
 from tests.support.servers import database_url
 

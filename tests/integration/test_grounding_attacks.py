@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory_service.adapters.thesaurus import open_thesaurus
-from memory_service.domain import grounding
+from memory_service.memories.adapters.thesaurus import open_thesaurus
+from memory_service.memories.domain import grounding
 
 # (the value an extractor wrote, what the user said)
 UNFAITHFUL = [

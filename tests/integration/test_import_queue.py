@@ -6,8 +6,14 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
-from memory_service.domain.model import ArchiveFormat, ImportBatch, ImportState, new_id, utcnow
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.kernel.domain.model import (
+    ArchiveFormat,
+    ImportBatch,
+    ImportState,
+    new_id,
+    utcnow,
+)
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 
 
 def pending(units: SqlUnitOfWorkFactory, count: int, tenant: str = "t1") -> list[str]:

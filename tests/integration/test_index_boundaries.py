@@ -13,11 +13,9 @@ import pytest
 from alembic import command
 from sqlalchemy import text
 
-from memory_service.domain.importing.restore_run import RestoreRun
-from memory_service.domain.importing.service import ImportUseCases
-from memory_service.domain.indexing import SCHEDULED_AHEAD
-from memory_service.domain.memory_requests import CreateMemory
-from memory_service.domain.model import (
+from memory_service.imports.domain.restore_run import RestoreRun
+from memory_service.imports.domain.service import ImportUseCases
+from memory_service.kernel.domain.model import (
     ArchiveFormat,
     ImportBatch,
     ImportState,
@@ -29,11 +27,13 @@ from memory_service.domain.model import (
     new_id,
     utcnow,
 )
-from memory_service.storage import migrate
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.kernel.storage import migrate
+from memory_service.memories.domain.indexing import SCHEDULED_AHEAD
+from memory_service.memories.domain.memory_requests import CreateMemory
+from memory_service.memories.workers import outbox as outbox_module
+from memory_service.memories.workers.outbox import OutboxWorker
 from memory_service.testing.outbox import drain_once
-from memory_service.workers import outbox as outbox_module
-from memory_service.workers.outbox import OutboxWorker
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 from tests.support import exports, records
 from tests.support.index import RecordingIndex
 from tests.support.world import World

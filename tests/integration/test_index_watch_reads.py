@@ -13,12 +13,19 @@ from typing import Any
 
 from sqlalchemy import event
 
-from memory_service.app.index_watch import INCOMPLETE, IndexWatch
-from memory_service.domain.memory_requests import CreateMemory
-from memory_service.domain.model import Identity, Memory, MemoryKind, Scope, ScopeType, utcnow
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.kernel.domain.model import (
+    Identity,
+    Memory,
+    MemoryKind,
+    Scope,
+    ScopeType,
+    utcnow,
+)
+from memory_service.memories.app.index_watch import INCOMPLETE, IndexWatch
+from memory_service.memories.domain.memory_requests import CreateMemory
+from memory_service.memories.workers.outbox import OutboxWorker
 from memory_service.testing.outbox import drain_once
-from memory_service.workers.outbox import OutboxWorker
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 from tests.support.index import RecordingIndex
 from tests.support.world import World
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from memory_service.config import Settings
-from memory_service.transport.server import LIVENESS_SERVICE, SERVICE_NAMES
+from memory_service.server import LIVENESS_SERVICE, SERVICE_NAMES
 from retrieval_service.config import RetrievalSettings
 from scripts.settings_table import variables
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, text
 
-from memory_service.domain.model import (
+from memory_service.kernel.domain.model import (
     Confirmation,
     EvidenceRef,
     EvidenceType,
@@ -30,10 +30,10 @@ from memory_service.domain.model import (
     new_id,
     utcnow,
 )
-from memory_service.domain.ports import MemoryQuery, Visibility
-from memory_service.storage.memory_listing import SUBJECT_RANGES_MAX_CUSTOMERS
-from memory_service.storage.migrate import upgrade
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
+from memory_service.kernel.domain.ports import MemoryQuery, Visibility
+from memory_service.kernel.storage.migrate import upgrade
+from memory_service.memories.storage.memory_listing import SUBJECT_RANGES_MAX_CUSTOMERS
+from memory_service.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from tests.support import records
 
 CALLER = Visibility(frozenset({"u1"}), frozenset({"c1"}))
@@ -258,7 +258,7 @@ def test_migration_0019_gives_organization_memories_the_empty_scope_id(
     earlier 0018 wrote one, which restore refuses); running it twice changes nothing more."""
     from alembic import command
 
-    from memory_service.storage import migrate
+    from memory_service.kernel.storage import migrate
 
     now = utcnow()
     hq = Scope(ScopeType.ORGANIZATION, "hq")

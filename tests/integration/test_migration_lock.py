@@ -11,8 +11,8 @@ from pathlib import Path
 import psycopg
 from sqlalchemy import Engine
 
-from memory_service.storage.migrate import MIGRATION_LOCK, is_current, upgrade
-from memory_service.storage.unit_of_work import create_database_engine
+from memory_service.kernel.storage.migrate import MIGRATION_LOCK, is_current, upgrade
+from memory_service.unit_of_work import create_database_engine
 from tests.support.servers import database_url
 
 

@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import event
 
-from memory_service.app.transactions import Answer, RequestKey, Transactions
-from memory_service.domain.model import Identity, utcnow
-from memory_service.domain.ports import OutboxKind, UnitOfWork
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.kernel.app.transactions import Answer, RequestKey, Transactions
+from memory_service.kernel.domain.model import Identity, utcnow
+from memory_service.kernel.domain.ports import OutboxKind, UnitOfWork
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 
 
 def enqueue(units: SqlUnitOfWorkFactory, count: int, tenant: str = "t1") -> None:

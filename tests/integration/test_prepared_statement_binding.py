@@ -15,16 +15,12 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from memory_service.domain.errors import DatabaseUnavailable
-from memory_service.domain.model import CustomerGrant, MemoryKind, ScopeType, utcnow
-from memory_service.domain.ports import MemoryQuery, Visibility
-from memory_service.storage.migrate import upgrade
-from memory_service.storage.scoped import _plain
-from memory_service.storage.unit_of_work import (
-    SqlUnitOfWork,
-    SqlUnitOfWorkFactory,
-    create_database_engine,
-)
+from memory_service.kernel.domain.errors import DatabaseUnavailable
+from memory_service.kernel.domain.model import CustomerGrant, MemoryKind, ScopeType, utcnow
+from memory_service.kernel.domain.ports import MemoryQuery, Visibility
+from memory_service.kernel.storage.migrate import upgrade
+from memory_service.kernel.storage.scoped import _plain
+from memory_service.unit_of_work import SqlUnitOfWork, SqlUnitOfWorkFactory, create_database_engine
 from tests.conftest import BACKENDS
 from tests.integration.test_prepared_statements import through_sqlalchemy
 from tests.integration.test_storage import EVERYTHING, make_memory

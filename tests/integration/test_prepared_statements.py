@@ -12,17 +12,13 @@ import pytest
 from sqlalchemy import Engine, bindparam, event, func, select, text, update
 from sqlalchemy.exc import DBAPIError
 
-from memory_service.domain.errors import DatabaseUnavailable, WriteConflict
-from memory_service.domain.model import CustomerGrant, utcnow
-from memory_service.domain.ports import MemoryQuery
-from memory_service.storage.migrate import upgrade
-from memory_service.storage.models import Base, MemoryRow, OutboxRow
-from memory_service.storage.scoped import TenantScoped, TenantScopeViolation, _plain
-from memory_service.storage.unit_of_work import (
-    SqlUnitOfWork,
-    SqlUnitOfWorkFactory,
-    create_database_engine,
-)
+from memory_service.kernel.domain.errors import DatabaseUnavailable, WriteConflict
+from memory_service.kernel.domain.model import CustomerGrant, utcnow
+from memory_service.kernel.domain.ports import MemoryQuery
+from memory_service.kernel.storage.migrate import upgrade
+from memory_service.kernel.storage.models import Base, MemoryRow, OutboxRow
+from memory_service.kernel.storage.scoped import TenantScoped, TenantScopeViolation, _plain
+from memory_service.unit_of_work import SqlUnitOfWork, SqlUnitOfWorkFactory, create_database_engine
 from tests.conftest import BACKENDS
 from tests.integration.test_storage import EVERYTHING, make_memory
 from tests.support.servers import database_url

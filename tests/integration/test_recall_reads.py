@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, event
 
-from memory_service.app.recall import Recaller, SeenVisibility
-from memory_service.app.transactions import Transactions
-from memory_service.domain.model import Identity, Memory, Scope, ScopeType
-from memory_service.domain.ports import Candidate, Visibility
-from memory_service.domain.recall import RecallResult, RecallUseCases
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.kernel.app.transactions import Transactions
+from memory_service.kernel.domain.model import Identity, Memory, Scope, ScopeType
+from memory_service.kernel.domain.ports import Candidate, Visibility
+from memory_service.memories.app.recall import Recaller, SeenVisibility
+from memory_service.memories.domain.recall import RecallResult, RecallUseCases
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 from tests.support.world import World, at
 
 USER_SCOPE = ("USER", "mara")

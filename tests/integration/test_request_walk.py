@@ -52,13 +52,13 @@ def test_the_measure_counts_a_climb_and_a_reparse() -> None:
     walk = request_walk.Walk()
     profile = request_walk.profiler(walk)
     servicer, parse, entry, rule, present, name, climb = _frames(
-        ("memory_service.transport.memory_servicer", "CorrectMemory"),
-        ("memory_service.domain.etags", "parse_etag"),
-        ("memory_service.app.memories", "correct"),
-        ("memory_service.domain.etags", "parse_etag"),
-        ("memory_service.transport.convert", "fill_memory"),
-        ("memory_service.domain.names", "memory"),
-        ("memory_service.domain.rules", "state_at"),
+        ("memory_service.memories.transport.memory_servicer", "CorrectMemory"),
+        ("memory_service.kernel.domain.etags", "parse_etag"),
+        ("memory_service.memories.app.memories", "correct"),
+        ("memory_service.kernel.domain.etags", "parse_etag"),
+        ("memory_service.memories.transport.convert", "fill_memory"),
+        ("memory_service.kernel.domain.names", "memory"),
+        ("memory_service.kernel.domain.rules", "state_at"),
     )
     parse.f_back = servicer
     entry.f_back = servicer

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
-from memory_service.domain.memory_writes import MemoryUseCases
-from memory_service.domain.model import Identity, utcnow
-from memory_service.domain.review import ReviewQuery, ReviewReason, ReviewUseCases
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.kernel.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.kernel.domain.model import Identity, utcnow
+from memory_service.memories.domain.memory_writes import MemoryUseCases
+from memory_service.review.domain.review import ReviewQuery, ReviewReason, ReviewUseCases
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 from tests.integration.test_storage import EVERYTHING, make_memory
 
 

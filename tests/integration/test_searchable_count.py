@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta, timezone
 
-from memory_service.domain import rules
-from memory_service.domain.model import Memory, RevisionStatus, new_id
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.kernel.domain import rules
+from memory_service.kernel.domain.model import Memory, RevisionStatus, new_id
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 from tests.support import records
 
 T = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

@@ -13,8 +13,8 @@ import pytest
 
 from memory_service.bootstrap import build_server
 from memory_service.config import Settings
-from memory_service.storage.checkpoint import WalCheckpointer
-from memory_service.storage.unit_of_work import create_database_engine
+from memory_service.kernel.storage.checkpoint import WalCheckpointer
+from memory_service.unit_of_work import create_database_engine
 from tests.support.servers import TEST_JWT_SECRET, TEST_RETRIEVAL_SECRET
 
 

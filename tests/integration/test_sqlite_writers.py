@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
-from memory_service.domain.errors import DatabaseUnavailable
-from memory_service.storage import unit_of_work
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service import unit_of_work
+from memory_service.kernel.domain.errors import DatabaseUnavailable
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 
 # SQLite's own busy handler sleeps 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50 ms, then 100 ms at a
 # time: these are the instants, after a writer is first refused, at which it looks again.

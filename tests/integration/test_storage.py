@@ -9,11 +9,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine
 
-from memory_service.domain.model import Memory, new_id, utcnow
-from memory_service.domain.ports import MemoryQuery, Visibility
-from memory_service.storage.migrate import is_current
-from memory_service.storage.models import Base
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.kernel.domain.model import Memory, new_id, utcnow
+from memory_service.kernel.domain.ports import MemoryQuery, Visibility
+from memory_service.kernel.storage.migrate import is_current
+from memory_service.kernel.storage.models import Base
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 from tests.support import records
 
 EVERYTHING = Visibility(user_ids=None, customer_ids=None)

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from memory_service.domain import model, rules
-from memory_service.domain.errors import DomainError, WriteConflict
-from memory_service.domain.memory_requests import MemoryFilter
-from memory_service.domain.model import (
+from memory_service.context.domain.proposals import Outcome
+from memory_service.kernel.domain import model, rules
+from memory_service.kernel.domain.errors import DomainError, WriteConflict
+from memory_service.kernel.domain.model import (
     DocumentVersion,
     Identity,
     Memory,
@@ -32,11 +32,11 @@ from memory_service.domain.model import (
     TaskCheckpoint,
     TaskState,
 )
-from memory_service.domain.ports import Candidate, UnitOfWork, Visibility
-from memory_service.domain.proposals import Outcome
-from memory_service.domain.recall import ScopeHint
-from memory_service.storage.migrate import upgrade
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
+from memory_service.kernel.domain.ports import Candidate, UnitOfWork, Visibility
+from memory_service.kernel.storage.migrate import upgrade
+from memory_service.memories.domain.memory_requests import MemoryFilter
+from memory_service.memories.domain.recall import ScopeHint
+from memory_service.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from tests.support.servers import database_url
 from tests.support.world import World, at, message_name
 

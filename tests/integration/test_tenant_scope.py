@@ -10,11 +10,11 @@ import pytest
 from sqlalchemy import delete, func, insert, or_, select, text, update
 from sqlalchemy.orm import Session
 
-from memory_service.domain.model import utcnow
-from memory_service.storage.migrate import upgrade
-from memory_service.storage.models import ImportItemRow, MemoryRow, OutboxRow, RevisionRow
-from memory_service.storage.scoped import TENANT_TABLES, TenantScopeViolation
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
+from memory_service.kernel.domain.model import utcnow
+from memory_service.kernel.storage.migrate import upgrade
+from memory_service.kernel.storage.models import ImportItemRow, MemoryRow, OutboxRow, RevisionRow
+from memory_service.kernel.storage.scoped import TENANT_TABLES, TenantScopeViolation
+from memory_service.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from tests.conftest import BACKENDS
 from tests.integration.test_storage import make_memory
 from tests.support.servers import database_url

@@ -7,8 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory_service.adapters.thesaurus import MobyThesaurus, moby_words_file, open_thesaurus
-from memory_service.domain import grounding
+from memory_service.memories.adapters.thesaurus import (
+    MobyThesaurus,
+    moby_words_file,
+    open_thesaurus,
+)
+from memory_service.memories.domain import grounding
 
 
 @pytest.fixture(scope="module")

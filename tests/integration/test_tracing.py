@@ -18,10 +18,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from memory_service.adapters import retrieval_client
+from memory_service import server as server_module
 from memory_service.bootstrap import RunningServer, build_server
 from memory_service.config import Settings
-from memory_service.transport import server as server_module
+from memory_service.memories.adapters import retrieval_client
 from tests.support.servers import TEST_JWT_SECRET, TEST_RETRIEVAL_SECRET, mint_token
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from memory_service.domain.model import utcnow
-from memory_service.storage.unit_of_work import SqlUnitOfWorkFactory
+from memory_service.kernel.domain.model import utcnow
+from memory_service.unit_of_work import SqlUnitOfWorkFactory
 
 
 def test_a_flush_keeps_the_latest_use_and_reads_stay_in_their_tenant(

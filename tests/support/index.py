@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import KeysView, Sequence
 
-from memory_service.domain.indexing import IndexDocument
+from memory_service.memories.domain.indexing import IndexDocument
 
 
 class RecordingIndex:

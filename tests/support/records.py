@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from memory_service.domain.model import (
+from memory_service.kernel.domain.model import (
     EvidenceRef,
     EvidenceType,
     Memory,

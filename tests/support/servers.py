@@ -34,7 +34,7 @@ from crmmem_runtime.shared_secret import METADATA_KEY
 TEST_JWT_SECRET = "test-secret-" + "x" * 32
 # What the test sidecars and the memory services wired to them share (retrieval_service.auth).
 TEST_RETRIEVAL_SECRET = "test-retrieval-secret-" + "y" * 32
-SCOPE_VIOLATION = "TenantScopeViolation"  # storage/scoped.py, logged by any failed call
+SCOPE_VIOLATION = "TenantScopeViolation"  # kernel/storage/scoped.py, logged by any failed call
 JWT_ISSUER = "crmmem"
 JWT_AUDIENCE = "crmmem.memory"
 
@@ -200,8 +200,9 @@ def start_server(
     workdir.mkdir(parents=True, exist_ok=True)
     port_file = workdir / f"port-{uuid.uuid4().hex}"
     log_path = workdir / f"{module}-{uuid.uuid4().hex[:6]}.log"
-    # Every statement of every unit of work is checked against its tenant (storage/scoped.py),
-    # unless the caller's environment says otherwise (the benchmarks measure the defaults).
+    # Every statement of every unit of work is checked against its tenant
+    # (kernel/storage/scoped.py), unless the caller's environment says otherwise (the benchmarks
+    # measure the defaults).
     full_env = {"MEMORY_CHECK_TENANT_SCOPE": "1", **os.environ, **env, "PORT_FILE": str(port_file)}
     log = log_path.open("wb")
     process = subprocess.Popen(

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
-from memory_service.domain.access import AccessUseCases
-from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
-from memory_service.domain.memory_requests import CreateMemory, ProvenanceDraft, RevisionDraft
-from memory_service.domain.memory_writes import MemoryUseCases
-from memory_service.domain.model import (
+from memory_service.access.domain.access import AccessUseCases
+from memory_service.context.domain.overrides import OverrideUseCases
+from memory_service.context.domain.proposals import Outcome, Proposal, ProposalUseCases
+from memory_service.kernel.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.kernel.domain.model import (
     ADMIN_ROLE,
     EvidenceRef,
     EvidenceType,
@@ -26,12 +26,16 @@ from memory_service.domain.model import (
     Speaker,
     TurnStatus,
 )
-from memory_service.domain.overrides import OverrideUseCases
-from memory_service.domain.ports import UnitOfWork, UnitOfWorkFactory
-from memory_service.domain.proposals import Outcome, Proposal, ProposalUseCases
-from memory_service.domain.recall import RecallUseCases
-from memory_service.domain.transcripts import TranscriptUseCases
+from memory_service.kernel.domain.ports import UnitOfWork, UnitOfWorkFactory
+from memory_service.memories.domain.memory_requests import (
+    CreateMemory,
+    ProvenanceDraft,
+    RevisionDraft,
+)
+from memory_service.memories.domain.memory_writes import MemoryUseCases
+from memory_service.memories.domain.recall import RecallUseCases
 from memory_service.testing.fake_storage import FakeUnitOfWorkFactory
+from memory_service.transcripts.domain.transcripts import TranscriptUseCases
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 KEY = "meeting_time"

@@ -8,8 +8,8 @@ import time
 import jwt
 import pytest
 
-from memory_service.domain.errors import Unauthenticated
-from memory_service.transport.auth import TokenAuthenticator
+from memory_service.kernel.domain.errors import Unauthenticated
+from memory_service.kernel.transport.auth import TokenAuthenticator
 
 SECRET = "s" * 40
 AUTH = TokenAuthenticator(SECRET, "crmmem", "crmmem.memory")

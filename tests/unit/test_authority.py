@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_service.domain import authority
-from memory_service.domain.model import (
+from memory_service.kernel.domain.model import (
     EvidenceRef,
     EvidenceType,
     Identity,
@@ -16,6 +15,7 @@ from memory_service.domain.model import (
     ScopeType,
     Speaker,
 )
+from memory_service.memories.domain import authority
 
 EVIDENCE = EvidenceRef(EvidenceType.TRANSCRIPT_MESSAGE, "conversations/c/messages/m")
 MARA = Identity("t", "mara", frozenset())

@@ -9,13 +9,10 @@ from datetime import timedelta
 
 import pytest
 
-from memory_service.app.memories import MemoryCommands
-from memory_service.app.transactions import Answer, RequestKey, Transactions
-from memory_service.domain import grounding, names
-from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
-from memory_service.domain.memory_requests import CreateMemory, ProvenanceDraft, RevisionDraft
-from memory_service.domain.memory_writes import MemoryUseCases
-from memory_service.domain.model import (
+from memory_service.kernel.app.transactions import Answer, RequestKey, Transactions
+from memory_service.kernel.domain import names
+from memory_service.kernel.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.kernel.domain.model import (
     EvidenceRef,
     EvidenceType,
     Identity,
@@ -30,9 +27,17 @@ from memory_service.domain.model import (
     TurnStatus,
     utcnow,
 )
-from memory_service.domain.ports import UnitOfWork
-from memory_service.domain.transcripts import TranscriptUseCases
+from memory_service.kernel.domain.ports import UnitOfWork
+from memory_service.memories.app.memories import MemoryCommands
+from memory_service.memories.domain import grounding
+from memory_service.memories.domain.memory_requests import (
+    CreateMemory,
+    ProvenanceDraft,
+    RevisionDraft,
+)
+from memory_service.memories.domain.memory_writes import MemoryUseCases
 from memory_service.testing.fake_storage import FakeUnitOfWork, FakeUnitOfWorkFactory
+from memory_service.transcripts.domain.transcripts import TranscriptUseCases
 
 OLGA = Identity("t", "olga")
 

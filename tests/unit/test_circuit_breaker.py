@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from memory_service.adapters.retrieval_client import CircuitBreaker, Outcome, Permit
+from memory_service.memories.adapters.retrieval_client import CircuitBreaker, Outcome, Permit
 
 
 class Clock:

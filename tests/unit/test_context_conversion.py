@@ -8,18 +8,26 @@ from datetime import timedelta
 
 import pytest
 
-from memory_service.app.context import BuiltContext
-from memory_service.domain import authority, rules
-from memory_service.domain.context import (
+from memory_service.context.app.context import BuiltContext
+from memory_service.context.domain.context import (
     Applicability,
     Applying,
     Conflict,
     Context,
     ShadowedOverride,
 )
-from memory_service.domain.model import Override, ParentType, Scope, ScopeType, new_id, utcnow
-from memory_service.domain.shown import show_memory
-from memory_service.transport import convert_context
+from memory_service.context.transport import convert_context
+from memory_service.kernel.domain import rules
+from memory_service.kernel.domain.model import (
+    Override,
+    ParentType,
+    Scope,
+    ScopeType,
+    new_id,
+    utcnow,
+)
+from memory_service.memories.domain import authority
+from memory_service.memories.domain.shown import show_memory
 from tests.integration.test_storage import make_memory
 
 

@@ -8,10 +8,10 @@ from typing import Any, cast
 
 import pytest
 
-from memory_service.domain import conversations
-from memory_service.domain.errors import InvalidArgument, NotFound
-from memory_service.domain.model import Conversation, Identity, Message, Speaker, TurnStatus
-from memory_service.domain.ports import UnitOfWork
+from memory_service.kernel.domain import conversations
+from memory_service.kernel.domain.errors import InvalidArgument, NotFound
+from memory_service.kernel.domain.model import Conversation, Identity, Message, Speaker, TurnStatus
+from memory_service.kernel.domain.ports import UnitOfWork
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 ALICE = Identity("t", "alice")

@@ -10,10 +10,10 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_service.domain.errors import InvalidArgument
-from memory_service.domain.etags import parse_etag
-from memory_service.domain.model import ScopeType
-from memory_service.transport import convert
+from memory_service.kernel.domain.errors import InvalidArgument
+from memory_service.kernel.domain.etags import parse_etag
+from memory_service.kernel.domain.model import ScopeType
+from memory_service.memories.transport import convert
 from tests.support import records
 
 

@@ -8,8 +8,9 @@ from datetime import datetime
 
 import pytest
 
-from memory_service.domain import rules
-from memory_service.domain.errors import (
+from memory_service.context.domain.proposals import Decision
+from memory_service.kernel.domain import rules
+from memory_service.kernel.domain.errors import (
     Aborted,
     DomainError,
     FailedPrecondition,
@@ -17,9 +18,8 @@ from memory_service.domain.errors import (
     NotFound,
     PermissionDenied,
 )
-from memory_service.domain.etags import etag_of
-from memory_service.domain.model import Memory, ProvenanceMethod, RevisionStatus
-from memory_service.domain.proposals import Decision
+from memory_service.kernel.domain.etags import etag_of
+from memory_service.kernel.domain.model import Memory, ProvenanceMethod, RevisionStatus
 from tests.support.world import World, at
 
 MORNINGS = "prefers morning meetings"

@@ -12,10 +12,10 @@ from crmmem.memory.v1 import memory_service_pb2 as svc
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from memory_service.domain import rules
-from memory_service.domain.errors import InvalidArgument
-from memory_service.storage import models
-from memory_service.transport.edge import check_request, limit_of
+from memory_service.kernel.domain import rules
+from memory_service.kernel.domain.errors import InvalidArgument
+from memory_service.kernel.storage import models
+from memory_service.memories.transport.edge import check_request, limit_of
 from tests.support.fuzzing import MEMORY_MODULES, rpcs
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memory_service.domain.errors import Reason
+from memory_service.kernel.domain.errors import Reason
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTO = ROOT / "protos" / "crmmem" / "memory" / "v1" / "error_reason.proto"

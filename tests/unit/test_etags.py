@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memory_service.domain.errors import InvalidArgument
-from memory_service.domain.etags import etag_of, parse_etag
-from memory_service.domain.model import Memory, MemoryKind, Scope, ScopeType, utcnow
+from memory_service.kernel.domain.errors import InvalidArgument
+from memory_service.kernel.domain.etags import etag_of, parse_etag
+from memory_service.kernel.domain.model import Memory, MemoryKind, Scope, ScopeType, utcnow
 
 
 def memory(version: int) -> Memory:

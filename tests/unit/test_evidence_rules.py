@@ -7,14 +7,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory_service.domain.evidence import (
+from memory_service.kernel.domain.model import Memory, Revision, RevisionStatus
+from memory_service.memories.domain.evidence import (
     KeyHistory,
     offered_time,
     said_time,
     stale_evidence,
 )
-from memory_service.domain.grounding import grounding
-from memory_service.domain.model import Memory, Revision, RevisionStatus
+from memory_service.memories.domain.grounding import grounding
 from tests.support import records
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

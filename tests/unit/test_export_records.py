@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 
-from memory_service.domain.export import content_hash, message_record
-from memory_service.domain.model import Message, Speaker, TurnStatus
+from memory_service.exports.domain.export import content_hash, message_record
+from memory_service.kernel.domain.model import Message, Speaker, TurnStatus
 
 
 def test_the_content_hash_normalises_case_space_and_unicode() -> None:

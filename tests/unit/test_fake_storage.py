@@ -1,5 +1,5 @@
 """The dict-backed fake (memory_service/testing/fake_storage.py) implements every port of
-domain/ports.py, with the ports' own method names and parameters, and keeps one tenant's rows
+kernel/domain/ports.py, with the ports' own method names and parameters, and keeps one tenant's rows
 from another's; the decision tables rely on both."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any, get_type_hints
 
 import pytest
 
-from memory_service.domain import ports
-from memory_service.domain.model import Task, TaskCheckpoint, TaskState
+from memory_service.kernel.domain import ports
+from memory_service.kernel.domain.model import Task, TaskCheckpoint, TaskState
 from memory_service.testing.fake_storage import FakeUnitOfWorkFactory, Ports, fake_ports
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -89,7 +89,7 @@ def test_a_unit_of_work_sees_its_own_tenant_only_and_nothing_before_commit() -> 
 def test_task_writes_conflict_as_in_sql() -> None:
     """A taken checkpoint number and a task that changed meanwhile are WriteConflicts (the
     use case retries), not silent overwrites."""
-    from memory_service.domain.errors import WriteConflict
+    from memory_service.kernel.domain.errors import WriteConflict
 
     units = FakeUnitOfWorkFactory()
     task = Task("acme", "t1", "mara", TaskState.OPEN, 0, T0, T0)

@@ -17,12 +17,16 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from memory_service.adapters import retrieval_client
-from memory_service.adapters.retrieval_client import PROBE_QUERY, CircuitBreaker, RetrievalClient
-from memory_service.app.recall import Recaller, ReplyMargin
-from memory_service.app.transactions import Transactions
-from memory_service.domain.model import utcnow
-from memory_service.domain.ports import SearchUnavailable
+from memory_service.kernel.app.transactions import Transactions
+from memory_service.kernel.domain.model import utcnow
+from memory_service.kernel.domain.ports import SearchUnavailable
+from memory_service.memories.adapters import retrieval_client
+from memory_service.memories.adapters.retrieval_client import (
+    PROBE_QUERY,
+    CircuitBreaker,
+    RetrievalClient,
+)
+from memory_service.memories.app.recall import Recaller, ReplyMargin
 from tests.support.polling import eventually
 from tests.support.stand_in_sidecar import StandInSidecar, serve_stand_in
 from tests.unit.test_recall_connections import IDENTITY, _Recall, _Units

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_service.domain.importing.parsers import (
+from memory_service.imports.domain.parsers import (
     MAX_ARCHIVE_BYTES,
     MAX_CONVERSATIONS,
     MAX_ITEM_CHARS,
@@ -27,7 +27,7 @@ from memory_service.domain.importing.parsers import (
     iter_chatgpt,
     iter_summary,
 )
-from memory_service.domain.model import Speaker
+from memory_service.kernel.domain.model import Speaker
 from memory_service.testing.archives import parse_chatgpt, parse_export, parse_summary
 
 

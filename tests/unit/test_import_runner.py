@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memory_service.workers.imports import ImportRunner
+from memory_service.imports.workers.imports import ImportRunner
 
 
 class Queue:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from memory_service.domain import rules
-from memory_service.domain.indexing import (
+from memory_service.kernel.domain import rules
+from memory_service.kernel.domain.model import RevisionStatus
+from memory_service.kernel.domain.ports import ON_ITS_WAY
+from memory_service.memories.domain.indexing import (
     SCHEDULED_AHEAD,
     boundaries_to_queue,
     future_boundaries,
     index_document,
     missing_from_index,
 )
-from memory_service.domain.model import RevisionStatus
-from memory_service.domain.ports import ON_ITS_WAY
 from tests.support import records
 from tests.unit.test_rules import T0, memory, revision
 

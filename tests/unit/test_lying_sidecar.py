@@ -11,8 +11,8 @@ from crmmem.retrieval.v1 import retrieval_service_pb2 as pb
 from crmmem.retrieval.v1 import retrieval_service_pb2_grpc as pb_grpc
 
 from crmmem_runtime.shared_secret import METADATA_KEY
-from memory_service.adapters.retrieval_client import CircuitBreaker, RetrievalClient
-from memory_service.domain.indexing import IndexDocument
+from memory_service.memories.adapters.retrieval_client import CircuitBreaker, RetrievalClient
+from memory_service.memories.domain.indexing import IndexDocument
 
 
 class _FloodingSidecar(pb_grpc.RetrievalServiceServicer):  # type: ignore[misc]

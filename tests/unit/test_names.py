@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
-from memory_service.domain import names, rules
-from memory_service.domain.errors import InvalidArgument
-from memory_service.domain.model import ParentType
+from memory_service.kernel.domain import names, rules
+from memory_service.kernel.domain.errors import InvalidArgument
+from memory_service.kernel.domain.model import ParentType
 
 MEMORY_ID = "0123456789abcdef0123456789abcdef"
 OTHER_ID = "fedcba9876543210fedcba9876543210"

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from memory_service.domain.indexing import IndexDocument, IndexUnavailable
-from memory_service.domain.model import utcnow
-from memory_service.domain.ports import OutboxItem
+from memory_service.kernel.domain.model import utcnow
+from memory_service.kernel.domain.ports import OutboxItem
+from memory_service.memories.domain.indexing import IndexDocument, IndexUnavailable
+from memory_service.memories.workers import outbox
+from memory_service.memories.workers.outbox import OutboxWorker
 from memory_service.testing.outbox import drain_once
-from memory_service.workers import outbox
-from memory_service.workers.outbox import OutboxWorker
 from tests.unit import test_rules
 
 

@@ -8,9 +8,9 @@ import json
 import pytest
 from crmmem.memory.v1 import memory_service_pb2 as svc
 
-from memory_service.domain.errors import InvalidArgument
-from memory_service.domain.model import Identity
-from memory_service.transport.paging import ID, ORDINAL, PageTokens
+from memory_service.kernel.domain.errors import InvalidArgument
+from memory_service.kernel.domain.model import Identity
+from memory_service.kernel.transport.paging import ID, ORDINAL, PageTokens
 
 ALICE = Identity("acme", "alice", frozenset())
 TOKENS = PageTokens("k" * 64)

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from memory_service.app.context import BuildContext
-from memory_service.app.recall import Recaller
-from memory_service.app.transactions import Transactions
-from memory_service.domain.authorization import AccessPolicy, GrantTableAuthorizer
-from memory_service.domain.context import Context, ContextRequest
-from memory_service.domain.model import Identity, Scope, ScopeType, utcnow
-from memory_service.domain.ports import Candidate, SearchUnavailable, Visibility
-from memory_service.domain.recall import RecallResult, RecallUseCases, ScopeHint
+from memory_service.context.app.context import BuildContext
+from memory_service.context.domain.context import Context, ContextRequest
+from memory_service.kernel.app.transactions import Transactions
+from memory_service.kernel.domain.authorization import AccessPolicy, GrantTableAuthorizer
+from memory_service.kernel.domain.model import Identity, Scope, ScopeType, utcnow
+from memory_service.kernel.domain.ports import Candidate, SearchUnavailable, Visibility
+from memory_service.memories.app.recall import Recaller
+from memory_service.memories.domain.recall import RecallResult, RecallUseCases, ScopeHint
 from tests.support import records
 
 IDENTITY = Identity("acme", "mara", frozenset())

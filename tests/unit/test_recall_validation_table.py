@@ -13,9 +13,9 @@ from datetime import datetime
 
 import pytest
 
-from memory_service.domain.model import Identity, ProvenanceMethod, Scope, ScopeType
-from memory_service.domain.ports import Candidate
-from memory_service.domain.recall import DropReason, ScopeHint
+from memory_service.kernel.domain.model import Identity, ProvenanceMethod, Scope, ScopeType
+from memory_service.kernel.domain.ports import Candidate
+from memory_service.memories.domain.recall import DropReason, ScopeHint
 from tests.support.world import World, at
 
 KEPT = "kept"

@@ -12,11 +12,12 @@ from crmmem.memory.v1 import memory_pb2 as pb
 from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from memory_service.app.context import BuiltContext
-from memory_service.domain import authority, names, rules
-from memory_service.domain.context import Applicability, Applying, Context
-from memory_service.domain.etags import etag_of
-from memory_service.domain.model import (
+from memory_service.context.app.context import BuiltContext
+from memory_service.context.domain.context import Applicability, Applying, Context
+from memory_service.context.transport import convert_context
+from memory_service.kernel.domain import names, rules
+from memory_service.kernel.domain.etags import etag_of
+from memory_service.kernel.domain.model import (
     Confirmation,
     EvidenceRef,
     EvidenceType,
@@ -32,8 +33,9 @@ from memory_service.domain.model import (
     Speaker,
     TurnStatus,
 )
-from memory_service.domain.shown import show_memory
-from memory_service.transport import convert, convert_context
+from memory_service.memories.domain import authority
+from memory_service.memories.domain.shown import show_memory
+from memory_service.memories.transport import convert
 from tests.support import records
 
 NOW = datetime(2026, 12, 1, 7, 30, 12, 345678, tzinfo=UTC)

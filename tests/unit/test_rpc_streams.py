@@ -14,9 +14,9 @@ from crmmem.memory.v1 import memory_service_pb2 as service_pb
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
-from memory_service.domain.errors import NotFound
-from memory_service.domain.model import Identity
-from memory_service.transport import rpc
+from memory_service.kernel.domain.errors import NotFound
+from memory_service.kernel.domain.model import Identity
+from memory_service.memories.transport import rpc
 
 
 class Aborted(Exception):

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_service.domain import rules
-from memory_service.domain.model import Memory, Revision, RevisionStatus
+from memory_service.kernel.domain import rules
+from memory_service.kernel.domain.model import Memory, Revision, RevisionStatus
 from tests.support import records
 
 T0 = datetime(2026, 11, 29, 12, tzinfo=UTC)

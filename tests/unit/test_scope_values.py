@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memory_service.domain.model import Scope, ScopeType
-from memory_service.storage import rows
+from memory_service.kernel.domain.model import Scope, ScopeType
+from memory_service.kernel.storage import rows
 
 
 def test_a_scope_read_twice_is_one_value_and_the_table_stays_bounded() -> None:

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from memory_service.adapters.secret_scanning import DetectSecretsScanner
-from memory_service.domain.errors import InvalidArgument, Reason
-from memory_service.domain.secrets import SecretDetector
+from memory_service.kernel.adapters.secret_scanning import DetectSecretsScanner
+from memory_service.kernel.domain.errors import InvalidArgument, Reason
+from memory_service.kernel.domain.secrets import SecretDetector
 
 DETECTOR = SecretDetector(DetectSecretsScanner())
 JWT = (

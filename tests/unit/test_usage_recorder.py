@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory_service.workers import usage
-from memory_service.workers.usage import UsageRecorder
+from memory_service.memories.workers import usage
+from memory_service.memories.workers.usage import UsageRecorder
 
 T0 = datetime(2026, 1, 5, 9, tzinfo=UTC)
 

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import DateTime
 from sqlalchemy.dialects import postgresql, sqlite
 
-from memory_service.storage.models import UtcDateTime
+from memory_service.kernel.storage.models import UtcDateTime
 
 SQLITE = sqlite.dialect()
 

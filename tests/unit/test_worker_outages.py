@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from memory_service.domain.errors import DatabaseUnavailable, OutcomeUnknown
-from memory_service.domain.model import utcnow
-from memory_service.domain.ports import OutboxItem
-from memory_service.workers.imports import ImportRunner
-from memory_service.workers.outage import DatabaseOutage, database_unreachable
-from memory_service.workers.outbox import OutboxWorker
-from memory_service.workers.retention import TaskHistoryPurge
-from memory_service.workers.usage import UsageRecorder
+from memory_service.imports.workers.imports import ImportRunner
+from memory_service.kernel.domain.errors import DatabaseUnavailable, OutcomeUnknown
+from memory_service.kernel.domain.model import utcnow
+from memory_service.kernel.domain.ports import OutboxItem
+from memory_service.kernel.workers.outage import DatabaseOutage, database_unreachable
+from memory_service.memories.workers.outbox import OutboxWorker
+from memory_service.memories.workers.usage import UsageRecorder
+from memory_service.tasks.workers.retention import TaskHistoryPurge
 
 POLLS_DOWN = 25  # failed polls per outage: far more than the lines an outage may log
 POLL = 0.002

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from memory_service.transport.worker_pool import LastIdleFirstPool
+from memory_service.kernel.transport.worker_pool import LastIdleFirstPool
 
 
 def test_it_is_a_thread_pool_executor() -> None:

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from memory_service.domain.errors import DomainError, InvalidArgument, PermissionDenied
-from memory_service.domain.model import (
+from memory_service.context.domain.proposals import Decision
+from memory_service.kernel.domain.errors import DomainError, InvalidArgument, PermissionDenied
+from memory_service.kernel.domain.model import (
     ProvenanceMethod,
     RevisionStatus,
     Scope,
     ScopeType,
     Speaker,
 )
-from memory_service.domain.proposals import Decision
 from tests.support.world import World, at
 
 USER_STATEMENT = ProvenanceMethod.USER_STATEMENT

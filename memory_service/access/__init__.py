@@ -1,0 +1,1 @@
+"""The access slice (README.md)."""

@@ -1,0 +1,1 @@
+"""One entry per use case: the unit of work, the request id, commit, side effects."""

@@ -1,0 +1,1 @@
+"""Inbound gRPC: parse the request once, call one app entry, present the answer."""

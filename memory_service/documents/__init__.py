@@ -1,0 +1,1 @@
+"""The documents slice (README.md)."""

@@ -1,0 +1,1 @@
+"""The exports slice (README.md)."""

@@ -1,0 +1,1 @@
+"""The imports slice (README.md)."""

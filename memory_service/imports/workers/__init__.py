@@ -1,0 +1,1 @@
+"""Background work beside the request path."""

@@ -1,0 +1,1 @@
+"""What every slice shares: names, errors, units of work, scoping, paging, ports."""

@@ -1,0 +1,1 @@
+"""The memories slice (README.md)."""

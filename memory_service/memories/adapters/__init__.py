@@ -1,0 +1,1 @@
+"""Outbound ports that need a third-party library."""

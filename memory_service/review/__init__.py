@@ -1,0 +1,1 @@
+"""The review slice (README.md)."""

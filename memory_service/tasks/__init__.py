@@ -1,0 +1,1 @@
+"""The tasks slice (README.md)."""

@@ -1,0 +1,1 @@
+"""The transcripts slice (README.md)."""

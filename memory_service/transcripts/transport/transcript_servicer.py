@@ -1,0 +1,88 @@
+"""The TranscriptService servicer: appending messages and reading them back."""
+
+from __future__ import annotations
+
+import grpc
+from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
+from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
+
+from memory_service.kernel.domain import names
+from memory_service.kernel.domain.model import Identity
+from memory_service.kernel.transport.auth import TokenAuthenticator
+from memory_service.kernel.transport.paging import ORDINAL
+from memory_service.memories.public import ServicerBase, convert, request_key, rpc
+from memory_service.transcripts.app.transcripts import TranscriptCommands, TranscriptQueries
+
+
+class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer):
+    def __init__(
+        self,
+        authenticator: TokenAuthenticator,
+        commands: TranscriptCommands,
+        queries: TranscriptQueries,
+    ) -> None:
+        super().__init__(authenticator)
+        self.commands = commands
+        self.queries = queries
+
+    @rpc
+    def AppendMessage(
+        self,
+        request: transcript_pb.AppendMessageRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> transcript_pb.AppendMessageResponse:
+        conversation_id, message = convert.append_input(request)
+        return self.commands.append(
+            identity,
+            request_key("AppendMessage", request, transcript_pb.AppendMessageResponse),
+            conversation_id,
+            message,
+            lambda message: transcript_pb.AppendMessageResponse(
+                message=convert.message_proto(message)
+            ),
+        )
+
+    @rpc
+    def BatchAppendMessages(
+        self,
+        request: transcript_pb.BatchAppendMessagesRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> transcript_pb.BatchAppendMessagesResponse:
+        messages = convert.batch(request.requests, convert.append_input)
+        return self.commands.batch_append(
+            identity,
+            request_key("BatchAppendMessages", request, transcript_pb.BatchAppendMessagesResponse),
+            messages,
+            lambda appended: transcript_pb.BatchAppendMessagesResponse(
+                messages=[convert.message_proto(m) for m in appended]
+            ),
+        )
+
+    @rpc
+    def ListMessages(
+        self,
+        request: transcript_pb.ListMessagesRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> transcript_pb.ListMessagesResponse:
+        conversation_id = names.parse_conversation(request.parent)
+        page = self.pages.page(request, identity, [ORDINAL])
+        after = page.cursor(0)
+        messages = self.queries.messages(identity, conversation_id, after, page.fetch)
+        shown, token = page.respond(messages, lambda m: (m.sequence,))
+        return transcript_pb.ListMessagesResponse(
+            messages=[convert.message_proto(m) for m in shown], next_page_token=token
+        )
+
+    @rpc
+    def GetMessage(
+        self,
+        request: transcript_pb.GetMessageRequest,
+        context: grpc.ServicerContext,
+        identity: Identity,
+    ) -> transcript_pb.GetMessageResponse:
+        conversation_id, message_id = names.parse_message(request.name, "name")
+        message = self.queries.get(identity, conversation_id, message_id)
+        return transcript_pb.GetMessageResponse(message=convert.message_proto(message))
