@@ -476,11 +476,11 @@ def write_publics(publics: Publics) -> list[Path]:
             'first written by scripts/move_to_slices.py."""\n\n',
             "from __future__ import annotations\n\n",
         ]
+        # `name as name` is an explicit re-export (PEP 484) and needs no __all__ list; one
+        # statement a name, as ruff's isort (combine-as-imports off) keeps them
         for origin in sorted(by_origin):
-            body.append(import_text(origin, by_origin[origin], "") + "\n")
-        if exports:
-            names = "".join(f'    "{n}",\n' for n in sorted(exports))
-            body.append(f"\n__all__ = [\n{names}]\n")
+            for export in by_origin[origin]:
+                body.append(import_text(origin, [f"{export} as {export}"], "") + "\n")
         text = "".join(body)
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")

@@ -4,8 +4,4 @@ use; first written by scripts/move_to_slices.py."""
 
 from __future__ import annotations
 
-from memory_service.access.storage.access import customer_of
-
-__all__ = [
-    "customer_of",
-]
+from memory_service.access.storage.access import customer_of as customer_of

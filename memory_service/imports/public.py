@@ -4,8 +4,4 @@ use; first written by scripts/move_to_slices.py."""
 
 from __future__ import annotations
 
-from memory_service.imports.storage.imports import _item
-
-__all__ = [
-    "_item",
-]
+from memory_service.imports.storage.imports import _item as _item

@@ -4,11 +4,6 @@ use; first written by scripts/move_to_slices.py."""
 
 from __future__ import annotations
 
-from memory_service.review.app.review import ReviewCommands, ReviewQueries
-from memory_service.review.transport import review_servicer
-
-__all__ = [
-    "ReviewCommands",
-    "ReviewQueries",
-    "review_servicer",
-]
+from memory_service.review.app.review import ReviewCommands as ReviewCommands
+from memory_service.review.app.review import ReviewQueries as ReviewQueries
+from memory_service.review.transport import review_servicer as review_servicer

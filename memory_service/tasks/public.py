@@ -4,10 +4,5 @@ use; first written by scripts/move_to_slices.py."""
 
 from __future__ import annotations
 
-from memory_service.tasks.domain.tasks import TaskUseCases
-from memory_service.tasks.transport.convert_tasks import task_proto
-
-__all__ = [
-    "TaskUseCases",
-    "task_proto",
-]
+from memory_service.tasks.domain.tasks import TaskUseCases as TaskUseCases
+from memory_service.tasks.transport.convert_tasks import task_proto as task_proto

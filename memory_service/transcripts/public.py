@@ -4,9 +4,7 @@ use; first written by scripts/move_to_slices.py."""
 
 from __future__ import annotations
 
-from memory_service.transcripts.storage.transcripts import SqlTranscriptRepository, message_of
-
-__all__ = [
-    "SqlTranscriptRepository",
-    "message_of",
-]
+from memory_service.transcripts.storage.transcripts import (
+    SqlTranscriptRepository as SqlTranscriptRepository,
+)
+from memory_service.transcripts.storage.transcripts import message_of as message_of
