@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import grpc
 from crmmem.memory.v1 import access_service_pb2 as access_pb
 from crmmem.memory.v1 import access_service_pb2_grpc as access_grpc
@@ -10,18 +12,14 @@ from memory_service.access.app.access import AccessCommands, AccessQueries
 from memory_service.kernel.domain import names
 from memory_service.kernel.domain.errors import InvalidArgument
 from memory_service.kernel.domain.model import Identity
-from memory_service.kernel.transport.auth import TokenAuthenticator
 from memory_service.kernel.transport.paging import ID
 from memory_service.memories.public import ServicerBase, convert, request_key, rpc
 
 
+@dataclass(eq=False)
 class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
-    def __init__(
-        self, authenticator: TokenAuthenticator, commands: AccessCommands, queries: AccessQueries
-    ) -> None:
-        super().__init__(authenticator)
-        self.commands = commands
-        self.queries = queries
+    commands: AccessCommands
+    queries: AccessQueries
 
     @rpc
     def GetCaller(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import grpc
 from crmmem.memory.v1 import context_service_pb2 as ctx_pb
 from crmmem.memory.v1 import context_service_pb2_grpc as ctx_grpc
@@ -10,24 +12,16 @@ from memory_service.context.app.context import BuildContext, ContextCommands, Ov
 from memory_service.context.transport import convert_context as cc
 from memory_service.kernel.domain import names
 from memory_service.kernel.domain.model import Identity
-from memory_service.kernel.transport.auth import TokenAuthenticator
 from memory_service.kernel.transport.deadline import caller_deadline
 from memory_service.kernel.transport.paging import ID
 from memory_service.memories.public import ServicerBase, as_of_instant, convert, request_key, rpc
 
 
+@dataclass(eq=False)
 class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
-    def __init__(
-        self,
-        authenticator: TokenAuthenticator,
-        build_context: BuildContext,
-        commands: ContextCommands,
-        overrides: OverrideQueries,
-    ) -> None:
-        super().__init__(authenticator)
-        self.build_context = build_context
-        self.commands = commands
-        self.overrides = overrides
+    build_context: BuildContext
+    commands: ContextCommands
+    overrides: OverrideQueries
 
     @rpc
     def BuildContext(

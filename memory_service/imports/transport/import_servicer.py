@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import grpc
 from crmmem.memory.v1 import import_service_pb2 as imp_pb
@@ -23,7 +24,6 @@ from memory_service.kernel.domain.model import (
     RestoreMode,
     SkipReason,
 )
-from memory_service.kernel.transport.auth import TokenAuthenticator
 from memory_service.kernel.transport.paging import ORDINAL
 from memory_service.memories.public import EnumMap, ServicerBase, convert, request_key, rpc
 
@@ -117,18 +117,11 @@ def item_proto(item: ImportItem) -> imp_pb.ImportItem:
     return out
 
 
+@dataclass(eq=False)
 class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
-    def __init__(
-        self,
-        authenticator: TokenAuthenticator,
-        submit: SubmitImport,
-        commands: ImportCommands,
-        queries: ImportQueries,
-    ) -> None:
-        super().__init__(authenticator)
-        self.submit = submit
-        self.commands = commands
-        self.queries = queries
+    submit: SubmitImport
+    commands: ImportCommands
+    queries: ImportQueries
 
     @rpc
     def DeleteImportBatch(

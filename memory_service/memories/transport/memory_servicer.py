@@ -7,6 +7,7 @@ import json
 import logging
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TypeVar
 
 import grpc
@@ -19,7 +20,6 @@ from memory_service.kernel.domain.errors import InvalidArgument
 from memory_service.kernel.domain.etags import parse_etag
 from memory_service.kernel.domain.model import Identity, utcnow
 from memory_service.kernel.domain.ports import SearchUnavailable
-from memory_service.kernel.transport.auth import TokenAuthenticator
 from memory_service.kernel.transport.deadline import caller_deadline
 from memory_service.kernel.transport.paging import ID, ORDINAL
 from memory_service.memories.app.memories import MemoryCommands, MemoryQueries
@@ -40,22 +40,13 @@ EXPORT_SEND_SECONDS = 30.0
 T = TypeVar("T")
 
 
+@dataclass(eq=False)
 class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
-    def __init__(
-        self,
-        authenticator: TokenAuthenticator,
-        commands: MemoryCommands,
-        queries: MemoryQueries,
-        recall: RecallMemories,
-        review_commands: ReviewCommands,
-        review_queries: ReviewQueries,
-    ) -> None:
-        super().__init__(authenticator)
-        self.commands = commands
-        self.queries = queries
-        self.recall = recall
-        self.review_commands = review_commands
-        self.review_queries = review_queries
+    commands: MemoryCommands
+    queries: MemoryQueries
+    recall: RecallMemories
+    review_commands: ReviewCommands
+    review_queries: ReviewQueries
 
     # Document facts and the review queue: review/transport/review_servicer.py.
     @rpc

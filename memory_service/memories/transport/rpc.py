@@ -11,6 +11,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NoReturn, TypeVar
 
@@ -121,13 +122,17 @@ def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext
     return wrapper
 
 
+@dataclass(eq=False)
 class ServicerBase:
     """What every servicer shares: one authenticator and one page-token signer. A servicer
-    holds app entries (`memory_service/app/`), never a unit of work or a domain use case."""
+    is a dataclass of its app entries (`memory_service/<slice>/app/`), which follow the
+    authenticator in its constructor; never a unit of work or a domain use case."""
 
-    def __init__(self, authenticator: TokenAuthenticator) -> None:
-        self.authenticator = authenticator
-        self.pages = PageTokens(authenticator.derived_key(KEY_PURPOSE))
+    authenticator: TokenAuthenticator
+    pages: PageTokens = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pages = PageTokens(self.authenticator.derived_key(KEY_PURPOSE))
 
 
 def as_of_instant(request: Any) -> datetime:

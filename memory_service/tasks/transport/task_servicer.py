@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 import grpc
@@ -10,20 +11,16 @@ from crmmem.memory.v1 import task_service_pb2_grpc as task_grpc
 
 from memory_service.kernel.domain import names
 from memory_service.kernel.domain.model import Identity, Task, TaskCheckpoint
-from memory_service.kernel.transport.auth import TokenAuthenticator
 from memory_service.kernel.transport.paging import ORDINAL
 from memory_service.memories.public import ServicerBase, request_key, rpc
 from memory_service.tasks.app.tasks import TaskCommands, TaskQueries
 from memory_service.tasks.transport import convert_tasks as ct
 
 
+@dataclass(eq=False)
 class TaskServicer(ServicerBase, task_grpc.TaskServiceServicer):
-    def __init__(
-        self, authenticator: TokenAuthenticator, commands: TaskCommands, queries: TaskQueries
-    ) -> None:
-        super().__init__(authenticator)
-        self.commands = commands
-        self.queries = queries
+    commands: TaskCommands
+    queries: TaskQueries
 
     @rpc
     def CreateTaskCheckpoint(

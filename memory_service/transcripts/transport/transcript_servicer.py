@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import grpc
 from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
 
 from memory_service.kernel.domain import names
 from memory_service.kernel.domain.model import Identity
-from memory_service.kernel.transport.auth import TokenAuthenticator
 from memory_service.kernel.transport.paging import ORDINAL
 from memory_service.memories.public import ServicerBase, convert, request_key, rpc
 from memory_service.transcripts.app.transcripts import TranscriptCommands, TranscriptQueries
 
 
+@dataclass(eq=False)
 class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer):
-    def __init__(
-        self,
-        authenticator: TokenAuthenticator,
-        commands: TranscriptCommands,
-        queries: TranscriptQueries,
-    ) -> None:
-        super().__init__(authenticator)
-        self.commands = commands
-        self.queries = queries
+    commands: TranscriptCommands
+    queries: TranscriptQueries
 
     @rpc
     def AppendMessage(
