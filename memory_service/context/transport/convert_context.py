@@ -28,44 +28,10 @@ from memory_service.tasks.public import task_proto
 MAX_WINDOW = 100
 DEFAULT_WINDOW = 10
 
-DECISIONS = EnumMap(
-    {
-        Decision.CANDIDATE: ctx_pb.PROPOSAL_DECISION_CANDIDATE,
-        Decision.APPLIED: ctx_pb.PROPOSAL_DECISION_APPLIED,
-        Decision.OVERRIDE: ctx_pb.PROPOSAL_DECISION_OVERRIDE,
-        Decision.REFUSED_SECRET: ctx_pb.PROPOSAL_DECISION_REFUSED_SECRET,
-        Decision.REFUSED_SUBJECT: ctx_pb.PROPOSAL_DECISION_REFUSED_SUBJECT,
-        Decision.REFUSED_STALE: ctx_pb.PROPOSAL_DECISION_REFUSED_STALE,
-        Decision.UNCHANGED: ctx_pb.PROPOSAL_DECISION_UNCHANGED,
-    }
-)
-REFERENCE_STATUSES = EnumMap(
-    {
-        ReferenceStatus.RESOLVED: ctx_pb.REFERENCE_STATUS_RESOLVED,
-        ReferenceStatus.AMBIGUOUS: ctx_pb.REFERENCE_STATUS_AMBIGUOUS,
-        ReferenceStatus.NOT_FOUND: ctx_pb.REFERENCE_STATUS_NOT_FOUND,
-        ReferenceStatus.UNAUTHORIZED: ctx_pb.REFERENCE_STATUS_UNAUTHORIZED,
-    }
-)
-APPLICABILITY = EnumMap(
-    {
-        Applicability.USER: ctx_pb.APPLICABILITY_REASON_USER,
-        Applicability.CUSTOMER: ctx_pb.APPLICABILITY_REASON_CUSTOMER,
-        Applicability.ORGANIZATION: ctx_pb.APPLICABILITY_REASON_ORGANIZATION,
-    }
-)
-EXCLUSIONS = EnumMap(
-    {
-        ExclusionReason.CANDIDATE: ctx_pb.EXCLUSION_REASON_CANDIDATE,
-        ExclusionReason.SUPERSEDED: ctx_pb.EXCLUSION_REASON_SUPERSEDED,
-        ExclusionReason.NOT_YET_EFFECTIVE: ctx_pb.EXCLUSION_REASON_NOT_YET_EFFECTIVE,
-        ExclusionReason.EXPIRED: ctx_pb.EXCLUSION_REASON_EXPIRED,
-        ExclusionReason.UNAUTHORIZED_CUSTOMER: ctx_pb.EXCLUSION_REASON_UNAUTHORIZED_CUSTOMER,
-        ExclusionReason.AMBIGUOUS_REFERENCE: ctx_pb.EXCLUSION_REASON_AMBIGUOUS_REFERENCE,
-        ExclusionReason.UNKNOWN_CUSTOMER: ctx_pb.EXCLUSION_REASON_UNKNOWN_CUSTOMER,
-        ExclusionReason.SOURCE_CHANGED: ctx_pb.EXCLUSION_REASON_SOURCE_CHANGED,
-    }
-)
+DECISIONS = EnumMap.named(Decision, ctx_pb.ProposalDecision)
+REFERENCE_STATUSES = EnumMap.named(ReferenceStatus, ctx_pb.ReferenceStatus)
+APPLICABILITY = EnumMap.named(Applicability, ctx_pb.ApplicabilityReason)
+EXCLUSIONS = EnumMap.named(ExclusionReason, ctx_pb.ExclusionReason)
 
 
 def override_draft(override: ctx_pb.Override) -> OverrideDraft:

@@ -29,54 +29,12 @@ from memory_service.memories.public import EnumMap, ServicerBase, convert, reque
 
 log = logging.getLogger("memory_service.transport.import_servicer")
 
-FORMATS = EnumMap(
-    {
-        ArchiveFormat.CHATGPT_CONVERSATIONS: imp_pb.ARCHIVE_FORMAT_CHATGPT_CONVERSATIONS,
-        ArchiveFormat.MEMORY_SUMMARY: imp_pb.ARCHIVE_FORMAT_MEMORY_SUMMARY,
-        ArchiveFormat.CRMMEM_EXPORT: imp_pb.ARCHIVE_FORMAT_CRMMEM_EXPORT,
-    }
-)
-STATES = EnumMap(
-    {
-        ImportState.PENDING: imp_pb.IMPORT_STATE_PENDING,
-        ImportState.RUNNING: imp_pb.IMPORT_STATE_RUNNING,
-        ImportState.SUCCEEDED: imp_pb.IMPORT_STATE_SUCCEEDED,
-        ImportState.FAILED: imp_pb.IMPORT_STATE_FAILED,
-    }
-)
-OUTCOMES = EnumMap(
-    {
-        ItemOutcome.ACCEPTED: imp_pb.ITEM_OUTCOME_ACCEPTED,
-        ItemOutcome.SKIPPED: imp_pb.ITEM_OUTCOME_SKIPPED,
-        ItemOutcome.UNRESOLVED: imp_pb.ITEM_OUTCOME_UNRESOLVED,
-        ItemOutcome.MISSING_ATTACHMENT: imp_pb.ITEM_OUTCOME_MISSING_ATTACHMENT,
-    }
-)
-SKIPS = EnumMap(
-    {
-        SkipReason.SECRET: imp_pb.SKIP_REASON_SECRET,
-        SkipReason.ASSISTANT_AUTHORED: imp_pb.SKIP_REASON_ASSISTANT_AUTHORED,
-        SkipReason.DUPLICATE: imp_pb.SKIP_REASON_DUPLICATE,
-        SkipReason.UNSUPPORTED_CONTENT: imp_pb.SKIP_REASON_UNSUPPORTED_CONTENT,
-        SkipReason.ID_COLLISION: imp_pb.SKIP_REASON_ID_COLLISION,
-        SkipReason.KEY_DELETED: imp_pb.SKIP_REASON_KEY_DELETED,
-        SkipReason.KEY_HELD: imp_pb.SKIP_REASON_KEY_HELD,
-    }
-)
-RESTORE_MODES = EnumMap(
-    {
-        RestoreMode.CLEAN: imp_pb.RESTORE_MODE_CLEAN,
-        RestoreMode.MERGE: imp_pb.RESTORE_MODE_MERGE,
-    }
-)
-REVIEWS = EnumMap(
-    {
-        ItemReview.PENDING: imp_pb.ITEM_REVIEW_PENDING,
-        ItemReview.CONFIRMED: imp_pb.ITEM_REVIEW_CONFIRMED,
-        ItemReview.REJECTED: imp_pb.ITEM_REVIEW_REJECTED,
-        ItemReview.NONE: imp_pb.ITEM_REVIEW_NONE,
-    }
-)
+FORMATS = EnumMap.named(ArchiveFormat, imp_pb.ArchiveFormat)
+STATES = EnumMap.named(ImportState, imp_pb.ImportState)
+OUTCOMES = EnumMap.named(ItemOutcome, imp_pb.ItemOutcome)
+SKIPS = EnumMap.named(SkipReason, imp_pb.SkipReason)
+RESTORE_MODES = EnumMap.named(RestoreMode, imp_pb.RestoreMode)
+REVIEWS = EnumMap.named(ItemReview, imp_pb.ItemReview)
 
 
 def batch_proto(batch: ImportBatch) -> imp_pb.ImportBatch:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from crmmem.memory.v1 import access_service_pb2 as access_pb
 from crmmem.memory.v1 import memory_pb2 as pb
@@ -53,6 +53,9 @@ from memory_service.memories.domain.shown import (
     show_revision,
 )
 
+if TYPE_CHECKING:  # a stub-only name: the generated enums' metaclass
+    from google.protobuf.internal.enum_type_wrapper import _EnumTypeWrapper
+
 E = TypeVar("E", bound=StrEnum)
 Item = TypeVar("Item", bound=ProtoMessage)
 Converted = TypeVar("Converted")
@@ -77,6 +80,21 @@ class EnumMap(Generic[E, V]):
         # The mapping itself, for loops that convert hundreds: a lookup, not a method call.
         self.protos: Mapping[E, V] = MappingProxyType(pairs)
 
+    @classmethod
+    def named(cls, domain: type[E], proto: _EnumTypeWrapper[V]) -> EnumMap[E, V]:
+        """Each value of the proto enum but its zero (`<PREFIX>UNSPECIFIED`) with the domain
+        member of its name after the prefix: the proto and domain enums name their members
+        alike. A domain member the proto lacks (no skip reason) maps to nothing."""
+        values = proto.DESCRIPTOR.values
+        prefix = proto.DESCRIPTOR.values_by_number[0].name.removesuffix("UNSPECIFIED")
+        return cls(
+            {
+                domain[value.name.removeprefix(prefix)]: proto.Value(value.name)
+                for value in values
+                if value.number != 0
+            }
+        )
+
     def proto(self, member: E) -> V:
         return self._to_proto[member]
 
@@ -95,65 +113,18 @@ class EnumMap(Generic[E, V]):
         return member
 
 
-SCOPE_TYPES = EnumMap(
-    {
-        ScopeType.USER: pb.SCOPE_TYPE_USER,
-        ScopeType.CUSTOMER: pb.SCOPE_TYPE_CUSTOMER,
-        ScopeType.ORGANIZATION: pb.SCOPE_TYPE_ORGANIZATION,
-    }
-)
-KINDS = EnumMap(
-    {MemoryKind.PREFERENCE: pb.MEMORY_KIND_PREFERENCE, MemoryKind.FACT: pb.MEMORY_KIND_FACT}
-)
-STATES = EnumMap(
-    {
-        RevisionStatus.CANDIDATE: pb.REVISION_STATE_CANDIDATE,
-        RevisionStatus.ACTIVE: pb.REVISION_STATE_ACTIVE,
-        RevisionStatus.SUPERSEDED: pb.REVISION_STATE_SUPERSEDED,
-        RevisionStatus.REJECTED: pb.REVISION_STATE_REJECTED,
-        RevisionStatus.DELETED: pb.REVISION_STATE_DELETED,
-    }
-)
-SPEAKERS = EnumMap(
-    {
-        Speaker.USER: pb.SPEAKER_USER,
-        Speaker.ASSISTANT: pb.SPEAKER_ASSISTANT,
-        Speaker.THIRD_PARTY: pb.SPEAKER_THIRD_PARTY,
-        Speaker.TOOL: pb.SPEAKER_TOOL,
-    }
-)
-METHODS = EnumMap(
-    {
-        ProvenanceMethod.USER_STATEMENT: pb.PROVENANCE_METHOD_USER_STATEMENT,
-        ProvenanceMethod.USER_CONFIRMATION: pb.PROVENANCE_METHOD_USER_CONFIRMATION,
-        ProvenanceMethod.ASSISTANT_INFERENCE: pb.PROVENANCE_METHOD_ASSISTANT_INFERENCE,
-        ProvenanceMethod.IMPORT: pb.PROVENANCE_METHOD_IMPORT,
-        ProvenanceMethod.RULE: pb.PROVENANCE_METHOD_RULE,
-        ProvenanceMethod.DOCUMENT: pb.PROVENANCE_METHOD_DOCUMENT,
-        ProvenanceMethod.REVIEW_DECISION: pb.PROVENANCE_METHOD_REVIEW_DECISION,
-    }
-)
-DROP_REASONS = EnumMap(
-    {
-        DropReason.NOT_FOUND: service_pb.DROP_REASON_NOT_FOUND,
-        DropReason.DELETED: service_pb.DROP_REASON_DELETED,
-        DropReason.NOT_VISIBLE: service_pb.DROP_REASON_NOT_VISIBLE,
-        DropReason.NOT_APPLICABLE: service_pb.DROP_REASON_NOT_APPLICABLE,
-        DropReason.STALE_REVISION: service_pb.DROP_REASON_STALE_REVISION,
-        DropReason.OUT_OF_SCOPE: service_pb.DROP_REASON_OUT_OF_SCOPE,
-    }
-)
+SCOPE_TYPES = EnumMap.named(ScopeType, pb.ScopeType)
+KINDS = EnumMap.named(MemoryKind, pb.MemoryKind)
+STATES = EnumMap.named(RevisionStatus, pb.RevisionState)
+SPEAKERS = EnumMap.named(Speaker, pb.Speaker)
+METHODS = EnumMap.named(ProvenanceMethod, pb.ProvenanceMethod)
+DROP_REASONS = EnumMap.named(DropReason, service_pb.DropReason)
 _SCOPE_PROTOS = SCOPE_TYPES.protos
 _KIND_PROTOS = KINDS.protos
 _STATE_PROTOS = STATES.protos
 _SPEAKER_PROTOS = SPEAKERS.protos
 _METHOD_PROTOS = METHODS.protos
-TURN_STATUSES = EnumMap(
-    {
-        TurnStatus.COMPLETED: transcript_pb.TURN_STATUS_COMPLETED,
-        TurnStatus.FAILED: transcript_pb.TURN_STATUS_FAILED,
-    }
-)
+TURN_STATUSES = EnumMap.named(TurnStatus, transcript_pb.TurnStatus)
 
 
 def to_time(message: ProtoMessage, field_name: str, field: str) -> datetime | None:

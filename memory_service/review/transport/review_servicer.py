@@ -19,15 +19,7 @@ from memory_service.memories.public import EnumMap, convert, request_key
 from memory_service.review.app.review import ReviewCommands, ReviewQueries
 from memory_service.review.domain.review import QUEUE_ORDER, ReviewItem, ReviewQuery, ReviewReason
 
-REVIEW_REASONS = EnumMap(
-    {
-        ReviewReason.CONFLICT: service_pb.REVIEW_REASON_CONFLICT,
-        ReviewReason.SOURCE_CHANGED: service_pb.REVIEW_REASON_SOURCE_CHANGED,
-        ReviewReason.CANDIDATE: service_pb.REVIEW_REASON_CANDIDATE,
-        ReviewReason.IMPORT_PENDING: service_pb.REVIEW_REASON_IMPORT_PENDING,
-        ReviewReason.UNUSED: service_pb.REVIEW_REASON_UNUSED,
-    }
-)
+REVIEW_REASONS = EnumMap.named(ReviewReason, service_pb.ReviewReason)
 # A conflict's position is two memory ids; anything else one id.
 POSITION = Cursor(str, 2 * 32 + 1)
 

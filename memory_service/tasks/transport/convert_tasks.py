@@ -14,13 +14,7 @@ from memory_service.kernel.domain.model import Task, TaskCheckpoint, TaskState
 from memory_service.memories.public import EnumMap, set_time
 from memory_service.tasks.domain.tasks import CheckpointDraft
 
-TASK_STATES = EnumMap(
-    {
-        TaskState.OPEN: task_pb.TASK_STATE_OPEN,
-        TaskState.COMPLETED: task_pb.TASK_STATE_COMPLETED,
-        TaskState.CANCELLED: task_pb.TASK_STATE_CANCELLED,
-    }
-)
+TASK_STATES = EnumMap.named(TaskState, task_pb.TaskState)
 
 
 def checkpoint_draft(checkpoint: task_pb.TaskCheckpoint) -> CheckpointDraft:
