@@ -5,6 +5,7 @@ domain's answer."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from memory_service.access.domain.access import AccessUseCases
@@ -15,10 +16,10 @@ from memory_service.kernel.domain.ports import UnitOfWork
 A = TypeVar("A")
 
 
+@dataclass(eq=False)
 class AccessCommands:
-    def __init__(self, transactions: Transactions, access: AccessUseCases) -> None:
-        self._tx = transactions
-        self._access = access
+    _tx: Transactions
+    _access: AccessUseCases
 
     def grant(
         self,
@@ -76,12 +77,12 @@ class AccessCommands:
         return self._tx.write(identity, key, work)
 
 
+@dataclass(eq=False)
 class AccessQueries:
     """Reading grants and customers; who may see which is `domain.access.AccessUseCases`."""
 
-    def __init__(self, transactions: Transactions, access: AccessUseCases) -> None:
-        self._tx = transactions
-        self._access = access
+    _tx: Transactions
+    _access: AccessUseCases
 
     def grants(
         self, identity: Identity, user_id: str, after: tuple[str, str], limit: int

@@ -85,16 +85,14 @@ class BuildContext:
         return result
 
 
+@dataclass(eq=False)
 class ContextCommands:
     """ProposeMemory and CreateOverride: the unit of work under the request id, the domain's
     decision (`domain.proposals`, `domain.overrides`), the answer stored, commit."""
 
-    def __init__(
-        self, transactions: Transactions, proposals: ProposalUseCases, overrides: OverrideUseCases
-    ) -> None:
-        self._tx = transactions
-        self._proposals = proposals
-        self._overrides = overrides
+    _tx: Transactions
+    _proposals: ProposalUseCases
+    _overrides: OverrideUseCases
 
     def propose(
         self,
@@ -142,12 +140,12 @@ class ContextCommands:
         return self._tx.write(identity, key, work)
 
 
+@dataclass(eq=False)
 class OverrideQueries:
     """Reading overrides; which ones the caller may see is `domain.overrides`."""
 
-    def __init__(self, transactions: Transactions, overrides: OverrideUseCases) -> None:
-        self._tx = transactions
-        self._overrides = overrides
+    _tx: Transactions
+    _overrides: OverrideUseCases
 
     def active(
         self,

@@ -128,13 +128,11 @@ class Context:
     task: Task | None = None
 
 
+@dataclass(eq=False)
 class ContextBuilder:
-    def __init__(
-        self, policy: AccessPolicy, overrides: OverrideUseCases, tasks: TaskUseCases
-    ) -> None:
-        self._policy = policy
-        self._overrides = overrides
-        self._tasks = tasks
+    _policy: AccessPolicy
+    _overrides: OverrideUseCases
+    _tasks: TaskUseCases
 
     def build(self, uow: UnitOfWork, identity: Identity, request: ContextRequest) -> Context:
         context = Context(request.instant)

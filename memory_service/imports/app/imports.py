@@ -6,6 +6,7 @@ worker is told, and memory the archive held is handed back to the system. Then r
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
@@ -73,15 +74,13 @@ class SubmitImport:
         return reply
 
 
+@dataclass(eq=False)
 class ImportCommands:
     """Review and deletion of imported items, each under the request id in one transaction."""
 
-    def __init__(
-        self, transactions: Transactions, imports: ImportUseCases, backup_days: int
-    ) -> None:
-        self._tx = transactions
-        self._imports = imports
-        self._backup_days = backup_days
+    _tx: Transactions
+    _imports: ImportUseCases
+    _backup_days: int
 
     def delete_batch(
         self,
@@ -134,12 +133,12 @@ class ImportCommands:
         return self._tx.write(identity, key, work)
 
 
+@dataclass(eq=False)
 class ImportQueries:
     """Reading the caller's own batches and their items."""
 
-    def __init__(self, transactions: Transactions, imports: ImportUseCases) -> None:
-        self._tx = transactions
-        self._imports = imports
+    _tx: Transactions
+    _imports: ImportUseCases
 
     def batch(self, identity: Identity, batch_id: str) -> ImportBatch:
         return self._tx.read(identity, lambda uow: self._imports.get(uow, identity, batch_id))

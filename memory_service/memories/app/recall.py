@@ -311,12 +311,12 @@ def annotate(outcome: RecallResult | SearchUnavailable) -> None:
 Outcome = RecallResult | SearchUnavailable
 
 
+@dataclass(eq=False)
 class RecallMemories:
     """The RecallMemories use case: recall (its own short reads around the search), counts on
     the span."""
 
-    def __init__(self, recaller: Recaller) -> None:
-        self._recaller = recaller
+    _recaller: Recaller
 
     def __call__(
         self,

@@ -5,6 +5,7 @@ work."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
@@ -17,13 +18,11 @@ from memory_service.review.domain.review import Position, ReviewItem, ReviewQuer
 A = TypeVar("A")
 
 
+@dataclass(eq=False)
 class ReviewCommands:
-    def __init__(
-        self, transactions: Transactions, documents: DocumentUseCases, review: ReviewUseCases
-    ) -> None:
-        self._tx = transactions
-        self._documents = documents
-        self._review = review
+    _tx: Transactions
+    _documents: DocumentUseCases
+    _review: ReviewUseCases
 
     def report_version(
         self,
@@ -63,10 +62,10 @@ class ReviewCommands:
         return self._tx.write(identity, key, work)
 
 
+@dataclass(eq=False)
 class ReviewQueries:
-    def __init__(self, transactions: Transactions, review: ReviewUseCases) -> None:
-        self._tx = transactions
-        self._review = review
+    _tx: Transactions
+    _review: ReviewUseCases
 
     def queue(
         self,

@@ -97,10 +97,10 @@ class ReviewQuery:
 Position = tuple[int, str]  # (rank of the reason in QUEUE_ORDER, position within it)
 
 
+@dataclass(eq=False)
 class ReviewUseCases:
-    def __init__(self, policy: AccessPolicy, memories: MemoryUseCases) -> None:
-        self._policy = policy
-        self._memories = memories
+    _policy: AccessPolicy
+    _memories: MemoryUseCases
 
     def queue(
         self,

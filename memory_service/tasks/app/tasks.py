@@ -5,6 +5,7 @@ that shows a task also says when its history will be purged (None while it is op
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
@@ -17,10 +18,10 @@ A = TypeVar("A")
 PurgeTime = datetime | None
 
 
+@dataclass(eq=False)
 class TaskCommands:
-    def __init__(self, transactions: Transactions, tasks: TaskUseCases) -> None:
-        self._tx = transactions
-        self._tasks = tasks
+    _tx: Transactions
+    _tasks: TaskUseCases
 
     def checkpoint(
         self,
@@ -51,10 +52,10 @@ class TaskCommands:
         return self._tx.write(identity, key, work)
 
 
+@dataclass(eq=False)
 class TaskQueries:
-    def __init__(self, transactions: Transactions, tasks: TaskUseCases) -> None:
-        self._tx = transactions
-        self._tasks = tasks
+    _tx: Transactions
+    _tasks: TaskUseCases
 
     def get(self, identity: Identity, task_id: str) -> tuple[Task, PurgeTime]:
         task = self._tx.read(identity, lambda uow: self._tasks.get(uow, identity, task_id))

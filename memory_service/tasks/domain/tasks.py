@@ -74,10 +74,10 @@ def _leaves(value: Any, path: str) -> Iterator[str]:
         yield f"{path}: {value}"
 
 
+@dataclass(eq=False)
 class TaskUseCases:
-    def __init__(self, secrets: SecretDetector, history_retention: timedelta) -> None:
-        self._secrets = secrets
-        self.history_retention = history_retention
+    _secrets: SecretDetector
+    history_retention: timedelta
 
     def checkpoint(
         self,

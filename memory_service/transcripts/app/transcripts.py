@@ -5,6 +5,7 @@ domain's answer."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from memory_service.kernel.app.transactions import Answer, RequestKey, Transactions
@@ -15,10 +16,10 @@ from memory_service.transcripts.domain.transcripts import TranscriptUseCases
 A = TypeVar("A")
 
 
+@dataclass(eq=False)
 class TranscriptCommands:
-    def __init__(self, transactions: Transactions, transcript: TranscriptUseCases) -> None:
-        self._tx = transactions
-        self._transcript = transcript
+    _tx: Transactions
+    _transcript: TranscriptUseCases
 
     def append(
         self,
@@ -61,12 +62,12 @@ class TranscriptCommands:
         return self._tx.write(identity, key, work)
 
 
+@dataclass(eq=False)
 class TranscriptQueries:
     """Reading a conversation: whose it is and who may read it is `domain.conversations`."""
 
-    def __init__(self, transactions: Transactions, transcript: TranscriptUseCases) -> None:
-        self._tx = transactions
-        self._transcript = transcript
+    _tx: Transactions
+    _transcript: TranscriptUseCases
 
     def messages(
         self, identity: Identity, conversation_id: str, after_sequence: int, limit: int
