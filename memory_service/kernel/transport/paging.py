@@ -25,9 +25,9 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import Message as ProtoMessage
 
-from memory_service.kernel.domain import rules
 from memory_service.kernel.domain.errors import InvalidArgument
 from memory_service.kernel.domain.model import Identity
+from memory_service.kernel.domain.rules import MAX_ID_CHARS, MAX_PAGE_TOKEN_CHARS, MAX_STORED_INT
 
 T = TypeVar("T", str, int)
 R = TypeVar("R")
@@ -51,8 +51,8 @@ class Cursor:
         return isinstance(value, str) and 0 < len(value) <= self.maximum and "\x00" not in value
 
 
-ID = Cursor(str, rules.MAX_ID_CHARS)
-ORDINAL = Cursor(int, rules.MAX_STORED_INT)
+ID = Cursor(str, MAX_ID_CHARS)
+ORDINAL = Cursor(int, MAX_STORED_INT)
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ class PageTokens:
     def _decode(
         self, request: ProtoMessage, identity: Identity, token: str, cursor: Sequence[Cursor]
     ) -> tuple[Any, ...]:
-        if len(token) > rules.MAX_PAGE_TOKEN_CHARS or token.count(".") != 1:
+        if len(token) > MAX_PAGE_TOKEN_CHARS or token.count(".") != 1:
             raise InvalidArgument(FIELD, NOT_OURS)
         encoded_payload, encoded_mac = token.split(".")
         try:

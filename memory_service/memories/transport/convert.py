@@ -19,7 +19,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from memory_service.documents.public import document_excerpt
 from memory_service.documents.public import document_ref as checked_document_ref
-from memory_service.kernel.domain import names, rules
+from memory_service.kernel.domain import names
 from memory_service.kernel.domain.errors import InvalidArgument, batch_item
 from memory_service.kernel.domain.etags import etag_of
 from memory_service.kernel.domain.model import (
@@ -37,6 +37,13 @@ from memory_service.kernel.domain.model import (
     ScopeType,
     Speaker,
     TurnStatus,
+)
+from memory_service.kernel.domain.rules import (
+    KEY_PATTERN,
+    MAX_BATCH_ITEMS,
+    SUBJECT_ID_PATTERN,
+    check_interval,
+    names_a_subject,
 )
 from memory_service.memories.domain.memory_requests import (
     CreateMemory,
@@ -165,7 +172,7 @@ def subject_id(value: str, field: str, *, required: bool) -> str:
         if required:
             raise InvalidArgument(field, "is required")
         return ""
-    if not rules.SUBJECT_ID_PATTERN.fullmatch(value):
+    if not SUBJECT_ID_PATTERN.fullmatch(value):
         raise InvalidArgument(field, "must be 1-128 characters of [A-Za-z0-9._@:-]")
     return value
 
@@ -175,7 +182,7 @@ def key_field(value: str, field: str, *, required: bool) -> str:
         return ""
     if not value:
         raise InvalidArgument(field, "is required")
-    if not rules.KEY_PATTERN.fullmatch(value):
+    if not KEY_PATTERN.fullmatch(value):
         raise InvalidArgument(
             field, "must start with a letter and use 1-128 characters of [a-z0-9_.-]"
         )
@@ -191,7 +198,7 @@ def revision_draft(draft: pb.RevisionDraft, field: str = "revision") -> Revision
         raise InvalidArgument(f"{field}.value", "is required")
     valid_from = to_time(draft, "valid_from", f"{field}.valid_from")
     valid_until = to_time(draft, "valid_until", f"{field}.valid_until")
-    rules.check_interval(valid_from, valid_until, field)
+    check_interval(valid_from, valid_until, field)
     if not draft.HasField("provenance"):
         raise InvalidArgument(f"{field}.provenance", "is required: every memory rests on evidence")
     return RevisionDraft(
@@ -255,7 +262,7 @@ def scope_subject(scope_type: ScopeType | None, value: str, field: str, *, requi
     scope_id = subject_id(value, field, required=required)
     if scope_id and scope_type is None:
         raise InvalidArgument(field, "needs scope_type")
-    if scope_id and scope_type is not None and not rules.names_a_subject(scope_type):
+    if scope_id and scope_type is not None and not names_a_subject(scope_type):
         raise InvalidArgument(field, "must be empty for the organization scope")
     return scope_id
 
@@ -282,8 +289,8 @@ def batch(items: Sequence[Item], read: Callable[[Item], Converted]) -> list[Conv
     is the one that makes a retry safe."""
     if not items:
         raise InvalidArgument("requests", "is required: 1 to 100 items")
-    if len(items) > rules.MAX_BATCH_ITEMS:
-        raise InvalidArgument("requests", f"takes at most {rules.MAX_BATCH_ITEMS} items")
+    if len(items) > MAX_BATCH_ITEMS:
+        raise InvalidArgument("requests", f"takes at most {MAX_BATCH_ITEMS} items")
     converted = []
     for index, item in enumerate(items):
         with batch_item("requests", index):

@@ -12,42 +12,61 @@ import grpc
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message as ProtoMessage
 
-from memory_service.kernel.domain import rules
 from memory_service.kernel.domain.errors import InvalidArgument
+from memory_service.kernel.domain.rules import (
+    MAX_BATCH_ITEMS,
+    MAX_CONTEXT_CUSTOMERS,
+    MAX_DISPLAY_NAME_CHARS,
+    MAX_EVIDENCE_MESSAGES,
+    MAX_EVIDENCE_REF_CHARS,
+    MAX_EXCERPT_CHARS,
+    MAX_FILTER_CHARS,
+    MAX_ID_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_PAGE_TOKEN_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_QUOTE_CHARS,
+    MAX_REPEATED_ITEMS,
+    MAX_REQUEST_ID_CHARS,
+    MAX_RESOURCE_NAME_CHARS,
+    MAX_TASK_STATUS_CHARS,
+    MAX_VALUE_CHARS,
+    text_problem,
+)
 from memory_service.memories.transport.errors import to_status
 
-# Longest accepted text by field name; any other string field holds an id (rules.MAX_ID_CHARS).
+# Longest accepted text by field name; any other string field holds an id (MAX_ID_CHARS).
 LIMITS = {
-    "value": rules.MAX_VALUE_CHARS,
-    "quote": rules.MAX_QUOTE_CHARS,
-    "text": rules.MAX_MESSAGE_CHARS,
-    "query": rules.MAX_QUERY_CHARS,
-    "value_contains": rules.MAX_FILTER_CHARS,
-    "display_name": rules.MAX_DISPLAY_NAME_CHARS,
-    "page_token": rules.MAX_PAGE_TOKEN_CHARS,
-    "request_id": rules.MAX_REQUEST_ID_CHARS,
-    "transcript_message": rules.MAX_EVIDENCE_REF_CHARS,
-    "import_item": rules.MAX_EVIDENCE_REF_CHARS,
-    "uri": rules.MAX_EVIDENCE_REF_CHARS,
-    "excerpt": rules.MAX_EXCERPT_CHARS,
-    "kept_memory": rules.MAX_RESOURCE_NAME_CHARS,
-    "memory": rules.MAX_RESOURCE_NAME_CHARS,
-    "evidence_messages": rules.MAX_EVIDENCE_REF_CHARS,
-    "name": rules.MAX_RESOURCE_NAME_CHARS,
-    "parent": rules.MAX_RESOURCE_NAME_CHARS,
-    "conversation": rules.MAX_RESOURCE_NAME_CHARS,
-    "task": rules.MAX_RESOURCE_NAME_CHARS,
-    "status_text": rules.MAX_TASK_STATUS_CHARS,
+    "value": MAX_VALUE_CHARS,
+    "quote": MAX_QUOTE_CHARS,
+    "text": MAX_MESSAGE_CHARS,
+    "query": MAX_QUERY_CHARS,
+    "value_contains": MAX_FILTER_CHARS,
+    "display_name": MAX_DISPLAY_NAME_CHARS,
+    "page_token": MAX_PAGE_TOKEN_CHARS,
+    "request_id": MAX_REQUEST_ID_CHARS,
+    "transcript_message": MAX_EVIDENCE_REF_CHARS,
+    "import_item": MAX_EVIDENCE_REF_CHARS,
+    "uri": MAX_EVIDENCE_REF_CHARS,
+    "excerpt": MAX_EXCERPT_CHARS,
+    "kept_memory": MAX_RESOURCE_NAME_CHARS,
+    "memory": MAX_RESOURCE_NAME_CHARS,
+    "evidence_messages": MAX_EVIDENCE_REF_CHARS,
+    "name": MAX_RESOURCE_NAME_CHARS,
+    "parent": MAX_RESOURCE_NAME_CHARS,
+    "conversation": MAX_RESOURCE_NAME_CHARS,
+    "task": MAX_RESOURCE_NAME_CHARS,
+    "status_text": MAX_TASK_STATUS_CHARS,
 }
 # Where a field name means something else in one message.
-LIMITS_BY_FULL_NAME = {"crmmem.memory.v1.CustomerReference.name": rules.MAX_DISPLAY_NAME_CHARS}
+LIMITS_BY_FULL_NAME = {"crmmem.memory.v1.CustomerReference.name": MAX_DISPLAY_NAME_CHARS}
 # Most items a repeated request field takes, by full name; any other takes MAX_REPEATED_ITEMS.
 # Checked before the field's items are walked, so a flood costs nothing but its decoding.
 MAX_ITEMS = {
-    "crmmem.memory.v1.BuildContextRequest.customers": rules.MAX_CONTEXT_CUSTOMERS,
-    "crmmem.memory.v1.ProposeMemoryRequest.evidence_messages": rules.MAX_EVIDENCE_MESSAGES,
-    "crmmem.memory.v1.BatchCreateMemoriesRequest.requests": rules.MAX_BATCH_ITEMS,
-    "crmmem.memory.v1.BatchAppendMessagesRequest.requests": rules.MAX_BATCH_ITEMS,
+    "crmmem.memory.v1.BuildContextRequest.customers": MAX_CONTEXT_CUSTOMERS,
+    "crmmem.memory.v1.ProposeMemoryRequest.evidence_messages": MAX_EVIDENCE_MESSAGES,
+    "crmmem.memory.v1.BatchCreateMemoriesRequest.requests": MAX_BATCH_ITEMS,
+    "crmmem.memory.v1.BatchAppendMessagesRequest.requests": MAX_BATCH_ITEMS,
 }
 TIMESTAMP = "google.protobuf.Timestamp"
 MIN_SECONDS = -62_135_596_800  # 0001-01-01T00:00:00Z
@@ -55,11 +74,11 @@ MAX_SECONDS = 253_402_300_799  # 9999-12-31T23:59:59Z
 
 
 def limit_of(field: FieldDescriptor) -> int:
-    return LIMITS_BY_FULL_NAME.get(field.full_name) or LIMITS.get(field.name, rules.MAX_ID_CHARS)
+    return LIMITS_BY_FULL_NAME.get(field.full_name) or LIMITS.get(field.name, MAX_ID_CHARS)
 
 
 def max_items_of(field: FieldDescriptor) -> int:
-    return MAX_ITEMS.get(field.full_name, rules.MAX_REPEATED_ITEMS)
+    return MAX_ITEMS.get(field.full_name, MAX_REPEATED_ITEMS)
 
 
 def check_request(request: ProtoMessage) -> None:
@@ -67,7 +86,7 @@ def check_request(request: ProtoMessage) -> None:
     anywhere in `request`."""
     for path, field, value in _values(request, ""):
         if field.type == FieldDescriptor.TYPE_STRING:
-            problem = rules.text_problem(value, limit_of(field))
+            problem = text_problem(value, limit_of(field))
             if problem is not None:
                 raise InvalidArgument(path, problem)
         elif not MIN_SECONDS <= value.seconds <= MAX_SECONDS or not 0 <= value.nanos < 10**9:

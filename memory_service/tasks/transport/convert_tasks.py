@@ -8,9 +8,10 @@ from datetime import datetime
 from crmmem.memory.v1 import task_service_pb2 as task_pb
 from google.protobuf import json_format
 
-from memory_service.kernel.domain import names, rules
+from memory_service.kernel.domain import names
 from memory_service.kernel.domain.errors import InvalidArgument
 from memory_service.kernel.domain.model import Task, TaskCheckpoint, TaskState
+from memory_service.kernel.domain.rules import MAX_TASK_PAYLOAD_BYTES
 from memory_service.memories.public import EnumMap, set_time
 from memory_service.tasks.domain.tasks import CheckpointDraft
 
@@ -21,10 +22,10 @@ def checkpoint_draft(checkpoint: task_pb.TaskCheckpoint) -> CheckpointDraft:
     payload_json = ""
     if checkpoint.HasField("payload"):
         size = checkpoint.payload.ByteSize()
-        if size > rules.MAX_TASK_PAYLOAD_BYTES:
+        if size > MAX_TASK_PAYLOAD_BYTES:
             raise InvalidArgument(
                 "checkpoint.payload",
-                f"is {size:,} bytes encoded; at most {rules.MAX_TASK_PAYLOAD_BYTES:,}",
+                f"is {size:,} bytes encoded; at most {MAX_TASK_PAYLOAD_BYTES:,}",
             )
         try:
             as_dict = json_format.MessageToDict(checkpoint.payload)
