@@ -111,7 +111,10 @@ def test_the_write_does_not_read_again_the_messages_its_scan_ahead_read(
     ]
     commands_of = MemoryCommands(tx, MemoryUseCases(AccessPolicy(GrantTableAuthorizer())))
     with written(units) as sent:
-        created = commands_of.batch_create(MARA, quiet, commands, lambda made, _now: list(made))
+        created = [
+            (memory.memory, revision.revision)
+            for memory, revision in commands_of.batch_create(MARA, quiet, commands, list)
+        ]
     assert sent, "the batch wrote nothing"
     assert not [s for s in sent if s.startswith("SELECT") and "transcript_messages" in s]
     assert [revision.status for _, revision in created] == [RevisionStatus.ACTIVE] * len(SAID)

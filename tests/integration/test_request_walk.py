@@ -69,5 +69,5 @@ def test_the_measure_counts_a_climb_and_a_reparse() -> None:
     for frame in (servicer, parse, entry, rule, present, name, climb):
         profile(frame, "call", None)
     report = walk.report()
-    assert report["climbed_to"] == {"domain.rules.state_at": 1}
-    assert report["reparsed"] == {"domain.etags.parse_etag": 1}
+    assert report["climbed_to"] == {"kernel.domain.rules.state_at": 1}
+    assert report["reparsed"] == {"kernel.domain.etags.parse_etag": 1}
