@@ -32,7 +32,7 @@ from functools import lru_cache
 from memory_service.kernel.domain import rules
 from memory_service.kernel.domain.call_memo import CallMemo
 from memory_service.kernel.domain.ports import Thesaurus
-from memory_service.memories.domain import lexicon
+from memory_service.memories.domain import lexicon, phrases
 from memory_service.memories.domain.wording import (
     EMAIL,
     JOINED,
@@ -432,11 +432,11 @@ _LISTED = re.compile(r":\s|(?:^|\s)(?:\d{1,2}[.)]|[-*\u2022])\s")
 
 def _free_verb(index: int, words: list[str], support: Text, support_text: str) -> bool:
     """A listing verb when the evidence lists; a light verb before a noun its evidence says as
-    a verb (`lexicon.LIGHT_VERBS`)."""
+    a verb (`phrases.LIGHT_VERBS`)."""
     word = words[index]
-    if word in lexicon.LISTING_VERBS:
+    if word in phrases.LISTING_VERBS:
         return bool(_LISTED.search(support_text)) or _made_of(words[index + 1 :], support_text)
-    if word in lexicon.LIGHT_VERBS:
+    if word in phrases.LIGHT_VERBS:
         return any(_carried(noun, support) for noun in words[index + 1 : index + 3])
     return False
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property, partial
 
 from memory_service.kernel.domain.secrets import INVISIBLE
-from memory_service.memories.domain import lexicon
+from memory_service.memories.domain import lexicon, phrases
 
 # "3.5", "9:30" and dates ("2024-03-05", "05/03/2024") are one figure each
 WORD = re.compile(r"\d{4}-\d{1,2}-\d{1,2}\b|\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\d+(?:[.:]\d+)+|\w+")
@@ -240,15 +240,15 @@ _REWORDINGS: tuple[tuple[tuple[str, ...], re.Pattern[str], str, str], ...] = tup
     (
         tuple(particle.split("|")),
         re.compile(rf"\b(?:{forms})\s+(?:{particle})\b"),
-        meaning if meaning in lexicon.DIRECTED else r"\g<0>",
+        meaning if meaning in phrases.DIRECTED else r"\g<0>",
         meaning,
     )
-    for forms, particle, meaning in lexicon.PHRASAL_VERBS
-) + tuple(((), re.compile(pattern), said, also) for pattern, said, also in lexicon.IDIOMS)
+    for forms, particle, meaning in phrases.PHRASAL_VERBS
+) + tuple(((), re.compile(pattern), said, also) for pattern, said, also in phrases.IDIOMS)
 
 
 def _reworded(text: str, *, said: bool) -> str:
-    """Phrasal verbs and set phrases (`lexicon.PHRASAL_VERBS`, `lexicon.IDIOMS`): a value reads
+    """Phrasal verbs and set phrases (`phrases.PHRASAL_VERBS`, `phrases.IDIOMS`): a value reads
     a set phrase as what it means; evidence says the meaning too (`_also`), so "rose" is
     supported by "went up"."""
     for needles, pattern, as_said, also in _REWORDINGS:
