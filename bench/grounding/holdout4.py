@@ -20,16 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bench.grounding.corpus import DEV, FAITHFUL_KINDS, TEST, UNFAITHFUL_KINDS, Case
-
-
-def F(message: str, value: str, kind: str, quote: str = "", speaker: str = "") -> Case:
-    return Case(message, value, quote, True, kind, speaker)
-
-
-def U(message: str, value: str, kind: str, quote: str = "", speaker: str = "") -> Case:
-    return Case(message, value, quote, False, kind, speaker)
-
+from bench.grounding.corpus import DEV, FAITHFUL_KINDS, TEST, UNFAITHFUL_KINDS, Case, F, U
 
 HOLDOUT4: list[Case] = [
     # --- faithful: verbatim
