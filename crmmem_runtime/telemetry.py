@@ -188,7 +188,7 @@ class SecretRedaction(logging.Filter):
 class UndecodableRequests(logging.Filter):
     """gRPC logs a full traceback for every request body it cannot decode, before any
     authentication: anyone could fill the logs. The memory service's lenient handlers
-    (`memories/transport/edge.py`) keep unary requests from getting there; for what still does
+    (`kernel/transport/edge.py`) keep unary requests from getting there; for what still does
     (streaming requests, such as server reflection), this turns the tracebacks into one short line
     per interval with a count."""
 

@@ -50,12 +50,11 @@ from memory_service.memories.domain.memory_writes import MemoryUseCases
 from memory_service.memories.domain.recall import RecallUseCases
 from memory_service.memories.domain.receipts import RetentionPolicy
 from memory_service.memories.storage.memories import purge_deletion_markers
-from memory_service.memories.transport.memory_servicer import MemoryServicer
 from memory_service.memories.workers.outbox import OutboxWorker
 from memory_service.memories.workers.usage import UsageRecorder
 from memory_service.review.app.review import ReviewCommands, ReviewQueries
 from memory_service.review.domain.review import ReviewUseCases
-from memory_service.server import SERVICE_NAMES, Servicers, grpc_server
+from memory_service.server import SERVICE_NAMES, MemoryService, Servicers, grpc_server
 from memory_service.tasks.app.tasks import TaskCommands, TaskQueries
 from memory_service.tasks.domain.tasks import TaskUseCases
 from memory_service.tasks.transport.task_servicer import TaskServicer
@@ -318,7 +317,7 @@ def wire_servicers(
     """One servicer per gRPC service, each over the app entries of its calls."""
     transactions = path.transactions
     return Servicers(
-        memory=MemoryServicer(
+        memory=MemoryService(
             authenticator,
             MemoryCommands(transactions, cases.memories, searching=search.client is not None),
             MemoryQueries(transactions, cases.memories),

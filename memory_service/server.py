@@ -29,9 +29,10 @@ from memory_service.access.transport.access_servicer import AccessServicer
 from memory_service.context.transport.context_servicer import ContextServicer
 from memory_service.imports.domain.parsers import MAX_ARCHIVE_BYTES
 from memory_service.imports.transport.import_servicer import ImportServicer
+from memory_service.kernel.transport.edge import LenientServices
 from memory_service.kernel.transport.worker_pool import LastIdleFirstPool
-from memory_service.memories.transport.edge import LenientServices
 from memory_service.memories.transport.memory_servicer import MemoryServicer
+from memory_service.review.transport.review_servicer import ReviewServicer
 from memory_service.tasks.transport.task_servicer import TaskServicer
 from memory_service.transcripts.transport.transcript_servicer import TranscriptServicer
 
@@ -55,9 +56,17 @@ SERVICE_NAMES = (
 )
 
 
+@dataclass(eq=False)
+class MemoryService(ReviewServicer, MemoryServicer):
+    """MemoryService, one gRPC service served by two slices: the memories slice's calls and the
+    review slice's (document facts and the review queue). Joined here, in the wiring, so neither
+    slice imports the other's transport. Constructed as MemoryServicer is, with the review
+    queue's app entries after the memories slice's."""
+
+
 @dataclass(frozen=True)
 class Servicers:
-    memory: MemoryServicer
+    memory: MemoryService
     transcript: TranscriptServicer
     access: AccessServicer
     context: ContextServicer

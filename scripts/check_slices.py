@@ -35,12 +35,14 @@ subpackages (domain, app, storage, transport, adapters, workers). The rules:
   - workers/ run in the background: no transport.
   - domain/ imports only domains (its own, the kernel's, another slice's through its public
     module) and the standard library (named exceptions below, with why).
-- Slices importing each other in a circle are printed as a WARNING (not yet a failure).
+- Slices may not import each other in a circle, even through public modules: each circle is
+  a violation, named with one path around it.
+- A public module re-exports names, never a whole module: attributes reached through a module
+  are judged by nobody.
 
 Every import statement counts, including ones inside functions and `if TYPE_CHECKING:` blocks.
 Usage: python scripts/check_slices.py [ROOT]  (ROOT holds the memory_service package; exit 1
-and one line per violation when a rule is broken; else the slices' dependencies, one line, and
-a WARNING line per circle of slices).
+and one line per violation when a rule is broken; else the slices' dependencies, one line).
 """
 
 from __future__ import annotations
@@ -51,18 +53,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+from slice_map import SLICES  # the one list of slices (scripts/ is this script's path)
+
 PACKAGE = "memory_service"
-SLICES = (
-    "memories",
-    "transcripts",
-    "context",
-    "imports",
-    "exports",
-    "access",
-    "tasks",
-    "review",
-    "documents",
-)
 KERNEL = "kernel"
 PUBLIC = "public"
 LAYERS = ("domain", "app", "storage", "transport", "adapters", "workers")
@@ -375,7 +368,7 @@ def layout_problems(root: Path, tree: Tree) -> Iterator[str]:
         if any(folder.rglob("*.py")):
             yield (
                 f"{folder.relative_to(root).as_posix()}/: a package that is no listed slice "
-                "(add a new slice to SLICES in scripts/check_slices.py and scripts/slice_map.py)"
+                "(add a new slice to SLICES in scripts/slice_map.py)"
             )
     for module, path in tree.modules.items():
         own, layer = place(module)
@@ -457,6 +450,12 @@ def check(root: Path) -> tuple[list[str], dict[str, set[str]]]:
                 found.append(f"{at}: the kernel imports {shown}, outside the kernel")
             elif any(within(used, w) or within(shown, w) for w in WIRING):
                 found.append(f"{at}: {own} imports the wiring ({shown})")
+            whole = name is None or f"{used}.{name}" in tree.modules
+            if public and within(used, PACKAGE) and whole:
+                found.append(
+                    f"{at}: a public module re-exports a whole module ({shown}); "
+                    "re-export the names other slices use, so each is judged where it lives"
+                )
             if other in SLICES and other != own:
                 depends[own].add(other)
                 if public:
@@ -528,13 +527,14 @@ def a_cycle(group: list[str], depends: dict[str, set[str]]) -> list[str]:
 def main(argv: list[str]) -> int:
     root = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent.parent
     found, depends = check(root)
+    found += [
+        f"the slices {', '.join(group)} import each other in a circle, e.g. "
+        f"{' -> '.join(a_cycle(group, depends))}: one of them must stop needing the next "
+        "(a port in its domain, or the wiring joining them)"
+        for group in circles(depends)
+    ]
     for line in found:
         print(line)
-    for group in circles(depends):
-        print(
-            f"check_slices: WARNING (not a failure yet): the slices {', '.join(group)} import "
-            f"each other in a circle, e.g. {' -> '.join(a_cycle(group, depends))}"
-        )
     if found:
         print(f"{len(found)} violation(s); see docs/architecture.md", file=sys.stderr)
         return 1

@@ -277,8 +277,8 @@ def measure(workdir: Path) -> dict[str, dict[str, Any]]:
     from memory_service.memories.app.memories import MemoryCommands, MemoryQueries
     from memory_service.memories.app.recall import Recaller, RecallMemories
     from memory_service.memories.domain.recall import RecallUseCases
-    from memory_service.memories.transport.memory_servicer import MemoryServicer
     from memory_service.review.app.review import ReviewCommands, ReviewQueries
+    from memory_service.server import MemoryService
     from memory_service.transcripts.app.transcripts import TranscriptCommands, TranscriptQueries
     from memory_service.transcripts.transport.transcript_servicer import TranscriptServicer
     from memory_service.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
@@ -292,7 +292,7 @@ def measure(workdir: Path) -> dict[str, dict[str, Any]]:
     search = _Search(units)
     recaller = Recaller(transactions, RecallUseCases(policy), search)
     authenticator = TokenAuthenticator(SECRET, ISSUER, AUDIENCE)
-    memory = MemoryServicer(
+    memory = MemoryService(
         authenticator,
         MemoryCommands(transactions, cases.memories, searching=True),
         MemoryQueries(transactions, cases.memories),

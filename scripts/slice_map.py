@@ -97,10 +97,10 @@ MOVES: dict[str, str] = {
     # The gRPC plumbing every servicer uses (rpc, errors, edge, idempotency) imports convert.py,
     # which converts memories; until convert.py is split they live here (docs/layout.md).
     "transport/convert.py": "memories/transport/convert.py",
-    "transport/errors.py": "memories/transport/errors.py",
-    "transport/edge.py": "memories/transport/edge.py",
-    "transport/idempotency.py": "memories/transport/idempotency.py",
-    "transport/rpc.py": "memories/transport/rpc.py",
+    "transport/errors.py": "kernel/transport/errors.py",
+    "transport/edge.py": "kernel/transport/edge.py",
+    "transport/idempotency.py": "kernel/transport/idempotency.py",
+    "transport/rpc.py": "kernel/transport/rpc.py",
     "transport/memory_servicer.py": "memories/transport/memory_servicer.py",
     # ---- transcripts ----
     "domain/transcripts.py": "transcripts/domain/transcripts.py",

@@ -4,4 +4,4 @@ use; first written by scripts/move_to_slices.py."""
 
 from __future__ import annotations
 
-from memory_service.imports.storage.imports import _item as _item
+from memory_service.imports.storage.imports import import_item_of as import_item_of

@@ -3,7 +3,3 @@ here, never from the slice's modules (scripts/check_slices.py). Kept to what the
 use; first written by scripts/move_to_slices.py."""
 
 from __future__ import annotations
-
-from memory_service.review.app.review import ReviewCommands as ReviewCommands
-from memory_service.review.app.review import ReviewQueries as ReviewQueries
-from memory_service.review.transport import review_servicer as review_servicer

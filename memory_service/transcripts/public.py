@@ -8,3 +8,4 @@ from memory_service.transcripts.storage.transcripts import (
     SqlTranscriptRepository as SqlTranscriptRepository,
 )
 from memory_service.transcripts.storage.transcripts import message_of as message_of
+from memory_service.transcripts.transport.convert_transcripts import add_messages as add_messages

@@ -1,6 +1,6 @@
 """Undecodable request bytes, plain or gzip-compressed, are INVALID_ARGUMENT on every method
 the memory service serves, not only the few a hand-picked list names: each method's handler is
-wrapped as it is registered (`memory_service/memories/transport/edge.py`), so a method registered
+wrapped as it is registered (`memory_service/kernel/transport/edge.py`), so a method registered
 some other way, or a streaming one, must not fall back to gRPC's own INTERNAL. The methods come from
 the server's reflection, so a service added later is covered without editing this test."""
 

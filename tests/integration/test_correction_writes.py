@@ -33,6 +33,7 @@ from memory_service.kernel.domain.model import (
 from memory_service.kernel.domain.names import message as message_name
 from memory_service.kernel.domain.ports import StoredResponse
 from memory_service.kernel.storage.idempotency import purge_idempotency_keys
+from memory_service.kernel.transport.idempotency import request_key
 from memory_service.memories.app.memories import MemoryCommands
 from memory_service.memories.domain.memory_requests import (
     CreateMemory,
@@ -41,7 +42,6 @@ from memory_service.memories.domain.memory_requests import (
 )
 from memory_service.memories.domain.memory_writes import MemoryUseCases
 from memory_service.memories.transport import convert
-from memory_service.memories.transport.idempotency import request_key
 from memory_service.transcripts.domain.transcripts import TranscriptUseCases
 from memory_service.unit_of_work import SqlUnitOfWorkFactory
 

@@ -23,11 +23,11 @@ from memory_service.kernel.domain.errors import DatabaseUnavailable, OutcomeUnkn
 from memory_service.kernel.domain.model import Identity, Speaker, TurnStatus
 from memory_service.kernel.domain.ports import MemoryQuery, UnitOfWork
 from memory_service.kernel.storage.migrate import upgrade
-from memory_service.memories.transport.convert import message_proto
-from memory_service.memories.transport.errors import to_status
-from memory_service.memories.transport.idempotency import request_key
+from memory_service.kernel.transport.errors import to_status
+from memory_service.kernel.transport.idempotency import request_key
 from memory_service.transcripts.app.transcripts import TranscriptCommands
 from memory_service.transcripts.domain.transcripts import TranscriptUseCases
+from memory_service.transcripts.transport.convert_transcripts import message_proto
 from memory_service.unit_of_work import SqlUnitOfWorkFactory, create_database_engine
 from tests.integration.test_storage import EVERYTHING, make_memory
 from tests.support.servers import database_url

@@ -13,6 +13,13 @@ from hypothesis import strategies as st
 from memory_service.kernel.domain.errors import InvalidArgument
 from memory_service.kernel.domain.etags import parse_etag
 from memory_service.kernel.domain.model import ScopeType
+from memory_service.kernel.transport.fields import (
+    SCOPE_TYPES,
+    check_request_id,
+    key_field,
+    set_time,
+    subject_id,
+)
 from memory_service.memories.transport import convert
 from tests.support import records
 
@@ -23,10 +30,10 @@ def violation(error: pytest.ExceptionInfo[InvalidArgument]) -> str:
 
 def test_unknown_enum_number_is_rejected_not_mapped() -> None:
     with pytest.raises(InvalidArgument) as error:
-        convert.SCOPE_TYPES.required(99, "memory.scope.type")
+        SCOPE_TYPES.required(99, "memory.scope.type")
     assert violation(error) == "memory.scope.type"
-    assert convert.SCOPE_TYPES.required(pb.SCOPE_TYPE_USER, "x") is ScopeType.USER
-    assert convert.SCOPE_TYPES.optional(0, "x") is None
+    assert SCOPE_TYPES.required(pb.SCOPE_TYPE_USER, "x") is ScopeType.USER
+    assert SCOPE_TYPES.optional(0, "x") is None
 
 
 def test_inverted_interval_names_valid_until() -> None:
@@ -45,10 +52,10 @@ def test_inverted_interval_names_valid_until() -> None:
 
 
 def test_request_id_must_be_a_uuid() -> None:
-    convert.check_request_id("")
-    convert.check_request_id("0b0e7a44-3f5e-4f5e-9d5c-2b7c0c1d2e3f")
+    check_request_id("")
+    check_request_id("0b0e7a44-3f5e-4f5e-9d5c-2b7c0c1d2e3f")
     with pytest.raises(InvalidArgument):
-        convert.check_request_id("retry-1")
+        check_request_id("retry-1")
 
 
 def test_request_ids_have_one_canonical_spelling() -> None:
@@ -60,10 +67,10 @@ def test_request_ids_have_one_canonical_spelling() -> None:
         f"{{{canonical}}}",
         f"urn:uuid:{canonical}",
     ):
-        assert convert.check_request_id(spelling) == canonical
-    assert convert.check_request_id("") == ""
+        assert check_request_id(spelling) == canonical
+    assert check_request_id("") == ""
     with pytest.raises(InvalidArgument):
-        convert.check_request_id("not-a-uuid")
+        check_request_id("not-a-uuid")
 
 
 @pytest.mark.parametrize(
@@ -71,8 +78,8 @@ def test_request_ids_have_one_canonical_spelling() -> None:
     [
         lambda: parse_etag("v1\n", required=True),
         lambda: parse_etag('"v1"\n', required=True),
-        lambda: convert.subject_id("mara\n", "user_id", required=True),
-        lambda: convert.key_field("meeting_time\n", "key", required=True),
+        lambda: subject_id("mara\n", "user_id", required=True),
+        lambda: key_field("meeting_time\n", "key", required=True),
     ],
 )
 def test_ids_match_as_whole_strings(parse: object) -> None:
@@ -88,7 +95,7 @@ def test_set_time_writes_what_from_datetime_writes(value: datetime, aware: bool)
     """The hand-rolled conversion agrees with protobuf's own, naive times read as UTC."""
     value = value.replace(tzinfo=UTC) if aware else value
     ours, theirs = Timestamp(), Timestamp()
-    convert.set_time(ours, value)
+    set_time(ours, value)
     theirs.FromDatetime(value)
     assert (ours.seconds, ours.nanos) == (theirs.seconds, theirs.nanos)
 

@@ -15,7 +15,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from memory_service.kernel.domain import rules
 from memory_service.kernel.domain.errors import InvalidArgument
 from memory_service.kernel.storage import models
-from memory_service.memories.transport.edge import check_request, limit_of
+from memory_service.kernel.transport.edge import check_request, limit_of
 from tests.support.fuzzing import MEMORY_MODULES, rpcs
 
 

@@ -33,9 +33,11 @@ from memory_service.kernel.domain.model import (
     Speaker,
     TurnStatus,
 )
+from memory_service.kernel.transport.fields import KINDS, METHODS, SCOPE_TYPES, SPEAKERS, STATES
 from memory_service.memories.domain import authority
 from memory_service.memories.domain.shown import show_memory
 from memory_service.memories.transport import convert
+from memory_service.transcripts.transport.convert_transcripts import TURN_STATUSES, message_proto
 from tests.support import records
 
 NOW = datetime(2026, 12, 1, 7, 30, 12, 345678, tzinfo=UTC)
@@ -58,15 +60,15 @@ def reference_revision(out: pb.MemoryRevision, revision: Revision, instant: date
     out.name = names.revision(revision.memory_id, revision.number)
     out.revision_number = revision.number
     out.value = revision.value
-    out.state = convert.STATES.proto(rules.state_at(revision, instant))
+    out.state = STATES.proto(rules.state_at(revision, instant))
     out.replaces_revision_number = revision.replaces_number
     out.superseded_by_revision_number = revision.superseded_by_number
     out.author_user_id = revision.author_user_id
     out.inferred = authority.inferred(provenance)
     out.status_reason = revision.status_reason
     source = out.provenance
-    source.speaker = convert.SPEAKERS.proto(provenance.speaker)
-    source.method = convert.METHODS.proto(provenance.method)
+    source.speaker = SPEAKERS.proto(provenance.speaker)
+    source.method = METHODS.proto(provenance.method)
     source.quote = provenance.quote
     evidence = provenance.evidence
     if evidence.type is EvidenceType.TRANSCRIPT_MESSAGE:
@@ -95,11 +97,11 @@ def reference_revision(out: pb.MemoryRevision, revision: Revision, instant: date
 def reference_memory(memory: Memory, applicable: Revision | None, instant: datetime) -> pb.Memory:
     out = pb.Memory()
     out.name = names.memory(memory.id)
-    out.scope.type = convert.SCOPE_TYPES.proto(memory.scope.type)
+    out.scope.type = SCOPE_TYPES.proto(memory.scope.type)
     out.scope.id = memory.scope.id
     out.key = memory.key
     out.key_context = memory.key_context
-    out.kind = convert.KINDS.proto(memory.kind)
+    out.kind = KINDS.proto(memory.kind)
     out.etag = etag_of(memory)
     if applicable is not None:
         reference_revision(out.applicable_revision, applicable, instant)
@@ -241,9 +243,9 @@ def test_window_bytes_are_those_of_building_each_message() -> None:
     expected = [
         transcript_pb.Message(
             name=names.message(m.conversation_id, m.id),
-            speaker=convert.SPEAKERS.proto(m.speaker),
+            speaker=SPEAKERS.proto(m.speaker),
             text=m.text,
-            status=convert.TURN_STATUSES.proto(m.status),
+            status=TURN_STATUSES.proto(m.status),
             author_user_id=m.author_user_id,
             sequence=m.sequence,
             create_time=_timestamp(m.create_time),
@@ -253,4 +255,4 @@ def test_window_bytes_are_those_of_building_each_message() -> None:
     assert [m.SerializeToString(deterministic=True) for m in reply.recent_messages] == [
         m.SerializeToString(deterministic=True) for m in expected
     ]
-    assert convert.message_proto(window[1]) == expected[1]
+    assert message_proto(window[1]) == expected[1]

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from memory_service.kernel.domain.errors import NotFound
 from memory_service.kernel.domain.model import Identity
-from memory_service.memories.transport import rpc
+from memory_service.kernel.transport import rpc
 
 
 class Aborted(Exception):
@@ -59,6 +59,9 @@ class Streamer:
 
     def __init__(self, failure: Exception | None) -> None:
         self.failure = failure
+
+    def shown_current(self, memory: Any) -> None:
+        return None
 
     @rpc.rpc
     def Stream(

@@ -260,7 +260,7 @@ def test_a_name_reexported_by_any_module_is_judged_where_it_is_defined(
     assert f"memory_service/tasks/transport/a.py:1: {reported}" in result.stdout, result.stdout
 
 
-def test_slices_in_a_circle_are_a_warning(tmp_path: Path) -> None:
+def test_slices_in_a_circle_fail(tmp_path: Path) -> None:
     files = {
         "tasks/public.py": "from memory_service.tasks.domain.tasks import T\n",
         "tasks/domain/tasks.py": (
@@ -269,11 +269,31 @@ def test_slices_in_a_circle_are_a_warning(tmp_path: Path) -> None:
         "memories/domain/uses_tasks.py": "from memory_service.tasks.public import T\n",
     }
     result = check(package(tmp_path, files))
-    assert result.returncode == 0, result.stdout
+    assert result.returncode == 1, result.stdout
     assert (
-        "WARNING (not a failure yet): the slices memories, tasks import each other in a circle, "
+        "the slices memories, tasks import each other in a circle, "
         "e.g. memories -> tasks -> memories"
     ) in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize(
+    "reexport",
+    [
+        "from memory_service.tasks.domain import tasks as tasks\n",
+        "import memory_service.tasks.domain.tasks as tasks\n",
+    ],
+)
+def test_a_public_module_re_exports_names_not_modules(tmp_path: Path, reexport: str) -> None:
+    """A module handed out whole lets another slice reach any attribute of it unjudged
+    (`tasks.TaskRepository` from a domain module)."""
+    files = {
+        "tasks/public.py": reexport,
+        "tasks/domain/tasks.py": "class T: ...\n",
+        "memories/domain/uses_tasks.py": "from memory_service.tasks.public import tasks\n",
+    }
+    result = check(package(tmp_path, files))
+    assert result.returncode == 1, result.stdout
+    assert "a public module re-exports a whole module" in result.stdout, result.stdout
 
 
 @pytest.mark.parametrize(

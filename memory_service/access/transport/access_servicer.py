@@ -9,11 +9,14 @@ from crmmem.memory.v1 import access_service_pb2 as access_pb
 from crmmem.memory.v1 import access_service_pb2_grpc as access_grpc
 
 from memory_service.access.app.access import AccessCommands, AccessQueries
+from memory_service.access.transport.convert_access import customer_proto, grant_proto
 from memory_service.kernel.domain import names
 from memory_service.kernel.domain.errors import InvalidArgument
 from memory_service.kernel.domain.model import Identity
+from memory_service.kernel.transport.fields import subject_id
+from memory_service.kernel.transport.idempotency import request_key
 from memory_service.kernel.transport.paging import ID
-from memory_service.memories.public import ServicerBase, convert, request_key, rpc
+from memory_service.kernel.transport.rpc import ServicerBase, rpc
 
 
 @dataclass(eq=False)
@@ -36,15 +39,15 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> access_pb.GrantCustomerAccessResponse:
-        user_id = convert.subject_id(request.user_id, "user_id", required=True)
-        customer_id = convert.subject_id(request.customer_id, "customer_id", required=True)
+        user_id = subject_id(request.user_id, "user_id", required=True)
+        customer_id = subject_id(request.customer_id, "customer_id", required=True)
 
         return self.commands.grant(
             identity,
             request_key("GrantCustomerAccess", request, access_pb.GrantCustomerAccessResponse),
             user_id,
             customer_id,
-            lambda grant: access_pb.GrantCustomerAccessResponse(grant=convert.grant_proto(grant)),
+            lambda grant: access_pb.GrantCustomerAccessResponse(grant=grant_proto(grant)),
         )
 
     @rpc
@@ -71,7 +74,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> access_pb.RegisterCustomerResponse:
-        customer_id = convert.subject_id(
+        customer_id = subject_id(
             request.customer.customer_id, "customer.customer_id", required=True
         )
         display_name = request.customer.display_name.strip()
@@ -83,9 +86,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
             request_key("RegisterCustomer", request, access_pb.RegisterCustomerResponse),
             customer_id,
             display_name,
-            lambda customer: access_pb.RegisterCustomerResponse(
-                customer=convert.customer_proto(customer)
-            ),
+            lambda customer: access_pb.RegisterCustomerResponse(customer=customer_proto(customer)),
         )
 
     @rpc
@@ -95,13 +96,13 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> access_pb.ListCustomerGrantsResponse:
-        user_id = convert.subject_id(request.user_id, "user_id", required=False)
+        user_id = subject_id(request.user_id, "user_id", required=False)
         page = self.pages.page(request, identity, [ID, ID])
         cursor = (page.after[0], page.after[1]) if page.after else ("", "")
         grants = self.queries.grants(identity, user_id, cursor, page.fetch)
         shown, token = page.respond(grants, lambda g: (g.user_id, g.customer_id))
         return access_pb.ListCustomerGrantsResponse(
-            grants=[convert.grant_proto(g) for g in shown], next_page_token=token
+            grants=[grant_proto(g) for g in shown], next_page_token=token
         )
 
     @rpc
@@ -113,7 +114,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
     ) -> access_pb.GetCustomerGrantResponse:
         user_id, customer_id = names.parse_grant(request.name)
         grant = self.queries.grant(identity, user_id, customer_id)
-        return access_pb.GetCustomerGrantResponse(grant=convert.grant_proto(grant))
+        return access_pb.GetCustomerGrantResponse(grant=grant_proto(grant))
 
     @rpc
     def GetCustomer(
@@ -124,7 +125,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
     ) -> access_pb.GetCustomerResponse:
         customer_id = names.parse_customer(request.name)
         customer = self.queries.customer(identity, customer_id)
-        return access_pb.GetCustomerResponse(customer=convert.customer_proto(customer))
+        return access_pb.GetCustomerResponse(customer=customer_proto(customer))
 
     @rpc
     def ListCustomers(
@@ -138,7 +139,7 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
         customers = self.queries.customers(identity, after, page.fetch)
         shown, token = page.respond(customers, lambda c: (c.customer_id,))
         return access_pb.ListCustomersResponse(
-            customers=[convert.customer_proto(c) for c in shown], next_page_token=token
+            customers=[customer_proto(c) for c in shown], next_page_token=token
         )
 
     @rpc
@@ -154,7 +155,5 @@ class AccessServicer(ServicerBase, access_grpc.AccessServiceServicer):
             identity,
             request_key("DeleteCustomer", request, access_pb.DeleteCustomerResponse),
             customer_id,
-            lambda customer: access_pb.DeleteCustomerResponse(
-                customer=convert.customer_proto(customer)
-            ),
+            lambda customer: access_pb.DeleteCustomerResponse(customer=customer_proto(customer)),
         )

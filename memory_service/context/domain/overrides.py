@@ -19,7 +19,7 @@ from memory_service.kernel.domain.model import (
 )
 from memory_service.kernel.domain.ports import UnitOfWork
 from memory_service.kernel.domain.secrets import SecretDetector
-from memory_service.memories.public import authority
+from memory_service.memories.public import default_subject
 
 MAX_OVERRIDE_LIFETIME = timedelta(days=30)
 MIN_TTL_SECONDS = 60
@@ -93,7 +93,7 @@ class OverrideUseCases:
         parent_type, parent_id = parent
         self._secrets.refuse("override.value", draft.value)
         self.require_parent(uow, identity, parent_type, parent_id)
-        scope = authority.default_subject(draft.scope, identity)
+        scope = default_subject(draft.scope, identity)
         if not self._policy.can_read(uow, identity, scope) or (
             scope.type is ScopeType.USER and scope.id != identity.user_id
         ):

@@ -37,10 +37,11 @@ from memory_service.memories.public import (
     ProvenanceDraft,
     ResolvedEvidence,
     RevisionDraft,
-    authority,
-    grounding,
+    default_subject,
+    is_ungrounded,
     offer_of,
     staleness,
+    user_said_it,
 )
 
 
@@ -107,7 +108,7 @@ class ProposalUseCases:
             return Outcome(
                 Decision.REFUSED_SECRET, f"contains a secret ({secret}); nothing was kept"
             )
-        scope = authority.default_subject(proposal.scope, identity)
+        scope = default_subject(proposal.scope, identity)
         refusal = self._subject_refusal(uow, identity, scope, primary)
         if refusal:
             return Outcome(Decision.REFUSED_SUBJECT, refusal)
@@ -181,7 +182,7 @@ class ProposalUseCases:
                 ),
             ),
         )
-        explicit_user_correction = existing is not None and authority.user_said_it(
+        explicit_user_correction = existing is not None and user_said_it(
             primary.speaker, proposal.method
         )
         apply = explicit_user_correction and self._apply
@@ -204,7 +205,7 @@ class ProposalUseCases:
                 memory,
                 revision,
             )
-        if grounding.is_ungrounded(revision.status_reason):
+        if is_ungrounded(revision.status_reason):
             reason = f"{revision.status_reason}: a candidate until the user confirms it"
         elif primary.speaker is not Speaker.USER:
             reason = (

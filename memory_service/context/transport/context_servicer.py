@@ -13,12 +13,14 @@ from memory_service.context.transport import convert_context as cc
 from memory_service.kernel.domain import names
 from memory_service.kernel.domain.model import Identity
 from memory_service.kernel.transport.deadline import caller_deadline
+from memory_service.kernel.transport.idempotency import request_key
 from memory_service.kernel.transport.paging import ID
-from memory_service.memories.public import ServicerBase, as_of_instant, convert, request_key, rpc
+from memory_service.kernel.transport.rpc import ServicerBase, as_of_instant, rpc
+from memory_service.memories.public import ShowsCurrentMemory, recall_limit, recall_query
 
 
 @dataclass(eq=False)
-class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
+class ContextServicer(ShowsCurrentMemory, ServicerBase, ctx_grpc.ContextServiceServicer):
     build_context: BuildContext
     commands: ContextCommands
     overrides: OverrideQueries
@@ -28,8 +30,8 @@ class ContextServicer(ServicerBase, ctx_grpc.ContextServiceServicer):
         self, request: ctx_pb.BuildContextRequest, context: grpc.ServicerContext, identity: Identity
     ) -> ctx_pb.BuildContextResponse:
         instant = as_of_instant(request)
-        query = convert.recall_query(request.query) if request.query.strip() else ""
-        limit = convert.recall_limit(request.recall_limit)
+        query = recall_query(request.query) if request.query.strip() else ""
+        limit = recall_limit(request.recall_limit)
         context_request = cc.context_request(request, instant)
         built = self.build_context(
             identity, context_request, query, limit, caller_deadline(context)

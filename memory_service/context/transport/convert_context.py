@@ -22,8 +22,21 @@ from memory_service.kernel.domain import names
 from memory_service.kernel.domain.errors import InvalidArgument
 from memory_service.kernel.domain.model import Override
 from memory_service.kernel.domain.ports import SearchUnavailable
-from memory_service.memories.public import EnumMap, convert
+from memory_service.kernel.transport.fields import (
+    KINDS,
+    METHODS,
+    SCOPE_TYPES,
+    EnumMap,
+    check_request_id,
+    key_field,
+    set_time,
+    subject_id,
+    to_time,
+)
+from memory_service.memories.public import add_recalled, fill_memory, memory_proto, revision_proto
+from memory_service.memories.public import scope as read_scope
 from memory_service.tasks.public import task_proto
+from memory_service.transcripts.public import add_messages
 
 MAX_WINDOW = 100
 DEFAULT_WINDOW = 10
@@ -39,9 +52,9 @@ def override_draft(override: ctx_pb.Override) -> OverrideDraft:
     if not value:
         raise InvalidArgument("override.value", "is required")
     return OverrideDraft(
-        key=convert.key_field(override.key, "override.key", required=True),
-        key_context=convert.key_field(override.key_context, "override.key_context", required=False),
-        scope=convert.scope(override.scope, "override.scope", customer_id_required=False),
+        key=key_field(override.key, "override.key", required=True),
+        key_context=key_field(override.key_context, "override.key_context", required=False),
+        scope=read_scope(override.scope, "override.scope", customer_id_required=False),
         value=value,
         evidence_ref=override.transcript_message,
     )
@@ -52,7 +65,7 @@ def expiry(request: ctx_pb.CreateOverrideRequest) -> Expiry:
         raise InvalidArgument("expiry", "is required: overrides always end")
     which = request.expiry.WhichOneof("expiry")
     if which == "expire_time":
-        return Expiry(expire_time=convert.to_time(request.expiry, "expire_time", "expiry"))
+        return Expiry(expire_time=to_time(request.expiry, "expire_time", "expiry"))
     if which == "end_of_day_time_zone":
         return Expiry(end_of_day_time_zone=request.expiry.end_of_day_time_zone)
     if which == "ttl_seconds":
@@ -61,9 +74,9 @@ def expiry(request: ctx_pb.CreateOverrideRequest) -> Expiry:
 
 
 def proposal(request: ctx_pb.ProposeMemoryRequest) -> Proposal:
-    convert.check_request_id(request.request_id)
+    check_request_id(request.request_id)
     memory = request.memory
-    scope = convert.scope(memory.scope, "memory.scope", customer_id_required=False)
+    scope = read_scope(memory.scope, "memory.scope", customer_id_required=False)
     value = request.value.strip()
     if not value:
         raise InvalidArgument("value", "is required")
@@ -71,13 +84,13 @@ def proposal(request: ctx_pb.ProposeMemoryRequest) -> Proposal:
         raise InvalidArgument("evidence_messages", "needs at least one transcript message")
     return Proposal(
         scope=scope,
-        key=convert.key_field(memory.key, "memory.key", required=True),
-        key_context=convert.key_field(memory.key_context, "memory.key_context", required=False),
-        kind=convert.KINDS.required(memory.kind, "memory.kind"),
+        key=key_field(memory.key, "memory.key", required=True),
+        key_context=key_field(memory.key_context, "memory.key_context", required=False),
+        kind=KINDS.required(memory.kind, "memory.kind"),
         value=value,
-        method=convert.METHODS.required(request.method, "method"),
+        method=METHODS.required(request.method, "method"),
         evidence=list(request.evidence_messages),
-        valid_from=convert.to_time(request, "valid_from", "valid_from"),
+        valid_from=to_time(request, "valid_from", "valid_from"),
     )
 
 
@@ -97,7 +110,7 @@ def context_request(request: ctx_pb.BuildContextRequest, instant: datetime) -> C
         if which == "customer_id":
             customers.append(
                 CustomerRef(
-                    customer_id=convert.subject_id(
+                    customer_id=subject_id(
                         reference.customer_id, f"{field}.customer_id", required=True
                     )
                 )
@@ -121,13 +134,13 @@ def override_proto(override: Override) -> ctx_pb.Override:
         name=names.override(override.parent_type, override.parent_id, override.id),
         key=override.key,
         key_context=override.key_context,
-        scope=pb.Scope(type=convert.SCOPE_TYPES.proto(override.scope.type), id=override.scope.id),
+        scope=pb.Scope(type=SCOPE_TYPES.proto(override.scope.type), id=override.scope.id),
         value=override.value,
         author_user_id=override.author_user_id,
         transcript_message=override.evidence_ref,
     )
-    convert.set_time(out.expire_time, override.expire_time)
-    convert.set_time(out.create_time, override.create_time)
+    set_time(out.expire_time, override.expire_time)
+    set_time(out.create_time, override.create_time)
     return out
 
 
@@ -136,9 +149,9 @@ def proposal_proto(outcome: ProposalOutcome, now: datetime) -> ctx_pb.ProposeMem
         decision=DECISIONS.proto(outcome.decision), reason=outcome.reason
     )
     if outcome.memory is not None:
-        response.memory.CopyFrom(convert.memory_proto(outcome.memory, now))
+        response.memory.CopyFrom(memory_proto(outcome.memory, now))
     if outcome.revision is not None:
-        response.revision.CopyFrom(convert.revision_proto(outcome.revision, now))
+        response.revision.CopyFrom(revision_proto(outcome.revision, now))
     if outcome.override is not None:
         response.override.CopyFrom(override_proto(outcome.override))
     return response
@@ -175,8 +188,8 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
             for r in context.customers
         ],
     )
-    convert.add_messages(out.recent_messages, context.window)
-    add_memory, reasons, fill_memory = out.memories.add, APPLICABILITY.protos, convert.fill_memory
+    add_messages(out.recent_messages, context.window)
+    add_memory, reasons = out.memories.add, APPLICABILITY.protos
     for applying in context.memories:
         applied = add_memory(reason=reasons[applying.reason])
         if applying.revision.source_change_time is not None:  # false is proto3's default
@@ -189,9 +202,9 @@ def context_proto(built: BuiltContext) -> ctx_pb.BuildContextResponse:
         if item.shadowed is not None:
             entry.shadowed_memory = names.memory(item.shadowed.memory.id)
             entry.shadowed_value = item.shadowed.revision.value
-    convert.set_time(out.as_of, instant)
+    set_time(out.as_of, instant)
     if isinstance(built.recall, SearchUnavailable):
         out.recall_degraded = True
     elif built.recall is not None:
-        convert.add_recalled(out.recalled, built.recall)
+        add_recalled(out.recalled, built.recall)
     return out

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory_service.documents.public import documents
+from memory_service.documents.public import document_excerpt, document_ref, document_version
 from memory_service.exports.public import SCHEMA_ID, content_hash, evidence_parts
 from memory_service.imports.domain.fields import (
     archive_error,
@@ -58,7 +58,13 @@ from memory_service.kernel.domain.model import (
     TurnStatus,
 )
 from memory_service.kernel.domain.secrets import SecretDetector
-from memory_service.memories.public import authority, evidence, grounding
+from memory_service.memories.public import (
+    Offered,
+    grounding,
+    initial_status,
+    said_time,
+    user_said_it,
+)
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
 DELETED_EVIDENCE = re.compile(r"sha256:[0-9a-f]{64}")
@@ -292,7 +298,7 @@ def _check_authority(
     fact the API would write ACTIVE, or the subject's own words (I5)."""
     if provenance.method is ProvenanceMethod.DOCUMENT:
         _check_document_authority(memory, value, provenance, author, path)
-    elif not authority.user_said_it(provenance.speaker, provenance.method):
+    elif not user_said_it(provenance.speaker, provenance.method):
         # I5: only the subject's own words are authoritative without a confirmation
         raise ArchiveError(
             f"{path}.status", "an inferred revision is ACTIVE only with a confirmation"
@@ -303,10 +309,8 @@ def _check_document_authority(
     memory: Memory, value: str, provenance: Provenance, author: str, path: str
 ) -> None:
     """An unconfirmed ACTIVE document fact passes the rule the API writes it under
-    (`authority.initial_status`): customer or organization memory, its excerpt supporting it."""
-    status, why = authority.initial_status(
-        memory.scope, provenance, author, provenance.excerpt, value
-    )
+    (`initial_status`): customer or organization memory, its excerpt supporting it."""
+    status, why = initial_status(memory.scope, provenance, author, provenance.excerpt, value)
     if status is not RevisionStatus.ACTIVE:
         raise ArchiveError(f"{path}.status", f"is ACTIVE only with a confirmation: {why}")
 
@@ -387,11 +391,11 @@ def _document(
         if deleted:
             if uri is not None or excerpt:
                 raise ArchiveError(field, "a deleted memory keeps only the document's version")
-            return documents.document_version(version, field), ""
-        documents.document_ref(uri if isinstance(uri, str) else "", version, field)
+            return document_version(version, field), ""
+        document_ref(uri if isinstance(uri, str) else "", version, field)
         if uri != ref:
             raise ArchiveError(f"{field}.uri", "does not match the evidence reference")
-        return version, documents.document_excerpt(excerpt, field)
+        return version, document_excerpt(excerpt, field)
     except InvalidArgument as error:
         raise archive_error(error) from None
 
@@ -536,7 +540,7 @@ def check_said(memory: Memory, said: dict[str, tuple[str, str]], path: str) -> N
         )
         if owner != speaker:
             raise ArchiveError(where, "the message was not said by the memory's subject")
-        problem = grounding.grounding(revision.value, revision.provenance.quote, text)
+        problem = grounding(revision.value, revision.provenance.quote, text)
         if problem:
             raise ArchiveError(f"{path}.revisions[{index}].content", problem)
 
@@ -574,7 +578,7 @@ def extends(stored_memory: Memory, incoming: Memory) -> bool:
     return True
 
 
-def restore_offer(memory: Memory) -> evidence.Offered | None:
+def restore_offer(memory: Memory) -> Offered | None:
     """What a restored memory offers to the stale-evidence rule: its newest active revision,
     said in the subject's own words as exported. None for a memory with nothing active (or
     deleted), which brings nothing back."""
@@ -583,5 +587,5 @@ def restore_offer(memory: Memory) -> evidence.Offered | None:
     active = [r for r in memory.revisions if r.status is RevisionStatus.ACTIVE]
     if not active:
         return None
-    newest = max(active, key=evidence.said_time)
-    return evidence.Offered(evidence.said_time(newest), newest.value, True)
+    newest = max(active, key=said_time)
+    return Offered(said_time(newest), newest.value, True)

@@ -52,10 +52,10 @@ from memory_service.memories.public import (
     MemoryUseCases,
     ProvenanceDraft,
     RevisionDraft,
-    authority,
-    evidence,
+    archive_time,
     grounding,
     import_batch_receipt,
+    own_memory,
 )
 
 INLINE_LIMIT = 256 * 1024
@@ -232,7 +232,7 @@ class ImportUseCases:
                 if outcome is not ItemOutcome.SKIPPED and (digest in known or digest in seen):
                     outcome, reason = ItemOutcome.SKIPPED, SkipReason.DUPLICATE
                 seen.add(digest)
-                said = evidence.archive_time(entry.source_time, batch.create_time)
+                said = archive_time(entry.source_time, batch.create_time)
                 keep_text = reason is not SkipReason.SECRET  # a secret's text is never stored
                 text, digest = (entry.text, digest) if keep_text else ("", "")
                 review = ItemReview.NONE if outcome is ItemOutcome.SKIPPED else ItemReview.PENDING
@@ -304,10 +304,10 @@ class ImportUseCases:
                 f"the item is {item.review.value.lower()}, not waiting for review",
                 reason=Reason.NOT_CANDIDATE,
             )
-        scope = authority.own_memory(identity)
+        scope = own_memory(identity)
         value = value or item.text
         self._secrets.refuse("value", value)
-        ungrounded = grounding.grounding(value, "", item.text)
+        ungrounded = grounding(value, "", item.text)
         if ungrounded:
             raise FailedPrecondition(
                 f"{ungrounded}: an edited value must still say what the item says",

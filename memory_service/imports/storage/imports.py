@@ -83,7 +83,7 @@ class SqlImportRepository(TenantScoped):
         row = self._session.execute(
             self._select(ImportItemRow).where(ImportItemRow.id == item_id)
         ).first()
-        return None if row is None else _item(row)
+        return None if row is None else import_item_of(row)
 
     def update_item(self, item: ImportItem) -> None:
         self._session.execute(
@@ -101,7 +101,7 @@ class SqlImportRepository(TenantScoped):
         if outcome is not None:
             statement = statement.where(ImportItemRow.outcome == outcome.value)
         rows = self._session.execute(statement.order_by(ImportItemRow.ordinal).limit(limit))
-        return [_item(row) for row in rows]
+        return [import_item_of(row) for row in rows]
 
     def cancel_pending(self, user_id: str, lineage_hashes: list[str]) -> int:
         if not user_id or not lineage_hashes:
@@ -199,7 +199,7 @@ def _item_columns(item: ImportItem) -> dict[str, Any]:
     }
 
 
-def _item(row: Any) -> ImportItem:
+def import_item_of(row: Any) -> ImportItem:
     return loaded(ImportItem, row)
 
 

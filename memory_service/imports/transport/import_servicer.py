@@ -24,8 +24,24 @@ from memory_service.kernel.domain.model import (
     RestoreMode,
     SkipReason,
 )
+from memory_service.kernel.transport.fields import (
+    KINDS,
+    SCOPE_TYPES,
+    SPEAKERS,
+    EnumMap,
+    key_field,
+    set_time,
+    subject_id,
+)
+from memory_service.kernel.transport.idempotency import request_key
 from memory_service.kernel.transport.paging import ORDINAL
-from memory_service.memories.public import EnumMap, ServicerBase, convert, request_key, rpc
+from memory_service.kernel.transport.rpc import ServicerBase, rpc
+from memory_service.memories.public import (
+    ShowsCurrentMemory,
+    memory_proto,
+    receipt_proto,
+    revision_proto,
+)
 
 log = logging.getLogger("memory_service.transport.import_servicer")
 
@@ -49,8 +65,8 @@ def batch_proto(batch: ImportBatch) -> imp_pb.ImportBatch:
         unresolved_count=batch.unresolved_count,
         missing_attachment_count=batch.missing_count,
     )
-    convert.set_time(out.create_time, batch.create_time)
-    convert.set_time(out.complete_time, batch.complete_time)
+    set_time(out.create_time, batch.create_time)
+    set_time(out.complete_time, batch.complete_time)
     return out
 
 
@@ -64,19 +80,19 @@ def item_proto(item: ImportItem) -> imp_pb.ImportItem:
             if item.skip_reason is not SkipReason.NONE
             else imp_pb.SKIP_REASON_UNSPECIFIED
         ),
-        speaker=convert.SPEAKERS.proto(item.speaker),
+        speaker=SPEAKERS.proto(item.speaker),
         text=item.text,
         source_ref=item.source_ref,
         attachment=item.attachment,
         review=REVIEWS.proto(item.review),
         memory=names.memory(item.memory_id) if item.memory_id else "",
     )
-    convert.set_time(out.source_time, item.source_time)
+    set_time(out.source_time, item.source_time)
     return out
 
 
 @dataclass(eq=False)
-class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
+class ImportServicer(ShowsCurrentMemory, ServicerBase, imp_grpc.ImportServiceServicer):
     submit: SubmitImport
     commands: ImportCommands
     queries: ImportQueries
@@ -95,7 +111,7 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
             request_key("DeleteImportBatch", request, imp_pb.DeleteImportBatchResponse),
             batch_id,
             lambda removed, receipt: imp_pb.DeleteImportBatchResponse(
-                removed_item_count=removed, receipt=convert.receipt_proto(receipt)
+                removed_item_count=removed, receipt=receipt_proto(receipt)
             ),
         )
 
@@ -166,18 +182,18 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
     ) -> imp_pb.ConfirmImportItemResponse:
         _, item_id = names.parse_import_item(request.name)
         memory = request.memory
-        scope_type = convert.SCOPE_TYPES.optional(memory.scope.type, "memory.scope.type")
+        scope_type = SCOPE_TYPES.optional(memory.scope.type, "memory.scope.type")
         if scope_type is not None and scope_type.value != "USER":
             raise InvalidArgument("memory.scope.type", "imports confirm into user memory only")
-        scope_id = convert.subject_id(memory.scope.id, "memory.scope.id", required=False)
+        scope_id = subject_id(memory.scope.id, "memory.scope.id", required=False)
         if scope_id and scope_id != identity.user_id:
             # Never silently ignored: the caller asked for somebody else's memory.
             raise InvalidArgument(
                 "memory.scope.id", "imports confirm into the caller's own memory: empty or yours"
             )
-        key = convert.key_field(memory.key, "memory.key", required=True)
-        key_context = convert.key_field(memory.key_context, "memory.key_context", required=False)
-        kind = convert.KINDS.required(memory.kind, "memory.kind")
+        key = key_field(memory.key, "memory.key", required=True)
+        key_context = key_field(memory.key_context, "memory.key_context", required=False)
+        kind = KINDS.required(memory.kind, "memory.kind")
         value = request.value.strip()
 
         return self.commands.confirm_item(
@@ -188,8 +204,8 @@ class ImportServicer(ServicerBase, imp_grpc.ImportServiceServicer):
             value,
             lambda item, confirmed, revision, now: imp_pb.ConfirmImportItemResponse(
                 item=item_proto(item),
-                memory=convert.memory_proto(confirmed, now),
-                revision=convert.revision_proto(revision, now),
+                memory=memory_proto(confirmed, now),
+                revision=revision_proto(revision, now),
             ),
         )
 

@@ -1,49 +1,45 @@
-"""Proto <-> domain. Syntactic validation lives here, so every field error names the proto path."""
+"""Memories to and from the wire: the requests of MemoryService read into domain values once,
+and a memory, its revisions and a recall written back. Every field error names the proto path;
+the fields every service shares are in kernel/transport/fields.py."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
-from enum import StrEnum
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Protocol, TypeVar
 
-from crmmem.memory.v1 import access_service_pb2 as access_pb
 from crmmem.memory.v1 import memory_pb2 as pb
 from crmmem.memory.v1 import memory_service_pb2 as service_pb
-from crmmem.memory.v1 import transcript_service_pb2 as transcript_pb
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
-from google.protobuf.message import Message as ProtoMessage
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from memory_service.documents.public import document_excerpt
 from memory_service.documents.public import document_ref as checked_document_ref
 from memory_service.kernel.domain import names
-from memory_service.kernel.domain.errors import InvalidArgument, batch_item
+from memory_service.kernel.domain.errors import InvalidArgument
 from memory_service.kernel.domain.etags import etag_of
 from memory_service.kernel.domain.model import (
-    Customer,
-    CustomerGrant,
     EvidenceRef,
     EvidenceType,
     Memory,
-    MemoryKind,
-    Message,
     ProvenanceMethod,
     Revision,
-    RevisionStatus,
     Scope,
     ScopeType,
-    Speaker,
-    TurnStatus,
+    utcnow,
 )
-from memory_service.kernel.domain.rules import (
-    KEY_PATTERN,
-    MAX_BATCH_ITEMS,
-    SUBJECT_ID_PATTERN,
-    check_interval,
-    names_a_subject,
+from memory_service.kernel.domain.rules import check_interval, names_a_subject
+from memory_service.kernel.transport.fields import (
+    KINDS,
+    METHODS,
+    SCOPE_TYPES,
+    SPEAKERS,
+    STATES,
+    EnumMap,
+    check_request_id,
+    key_field,
+    set_time,
+    subject_id,
+    to_time,
 )
 from memory_service.memories.domain.memory_requests import (
     CreateMemory,
@@ -60,133 +56,16 @@ from memory_service.memories.domain.shown import (
     show_revision,
 )
 
-if TYPE_CHECKING:  # a stub-only name: the generated enums' metaclass
-    from google.protobuf.internal.enum_type_wrapper import _EnumTypeWrapper
-
-E = TypeVar("E", bound=StrEnum)
-Item = TypeVar("Item", bound=ProtoMessage)
-Converted = TypeVar("Converted")
 C = TypeVar("C", covariant=True)
 
 MAX_RECALL_LIMIT = 50
 DEFAULT_RECALL_LIMIT = 5
-
-
-# --- scalars ---------------------------------------------------------------------------------
-
-
-V = TypeVar("V", bound=int)
-
-
-class EnumMap(Generic[E, V]):
-    """One domain enum <-> one proto enum. Unknown numbers (open proto3 enums) are rejected."""
-
-    def __init__(self, pairs: dict[E, V]) -> None:
-        self._to_proto = pairs
-        self._to_domain = {int(value): member for member, value in pairs.items()}
-        # The mapping itself, for loops that convert hundreds: a lookup, not a method call.
-        self.protos: Mapping[E, V] = MappingProxyType(pairs)
-
-    @classmethod
-    def named(cls, domain: type[E], proto: _EnumTypeWrapper[V]) -> EnumMap[E, V]:
-        """Each value of the proto enum but its zero (`<PREFIX>UNSPECIFIED`) with the domain
-        member of its name after the prefix: the proto and domain enums name their members
-        alike. A domain member the proto lacks (no skip reason) maps to nothing."""
-        values = proto.DESCRIPTOR.values
-        prefix = proto.DESCRIPTOR.values_by_number[0].name.removesuffix("UNSPECIFIED")
-        return cls(
-            {
-                domain[value.name.removeprefix(prefix)]: proto.Value(value.name)
-                for value in values
-                if value.number != 0
-            }
-        )
-
-    def proto(self, member: E) -> V:
-        return self._to_proto[member]
-
-    def optional(self, value: int, field: str) -> E | None:
-        if value == 0:
-            return None
-        member = self._to_domain.get(value)
-        if member is None:
-            raise InvalidArgument(field, f"unknown enum value {value}")
-        return member
-
-    def required(self, value: int, field: str) -> E:
-        member = self.optional(value, field)
-        if member is None:
-            raise InvalidArgument(field, "is required")
-        return member
-
-
-SCOPE_TYPES = EnumMap.named(ScopeType, pb.ScopeType)
-KINDS = EnumMap.named(MemoryKind, pb.MemoryKind)
-STATES = EnumMap.named(RevisionStatus, pb.RevisionState)
-SPEAKERS = EnumMap.named(Speaker, pb.Speaker)
-METHODS = EnumMap.named(ProvenanceMethod, pb.ProvenanceMethod)
 DROP_REASONS = EnumMap.named(DropReason, service_pb.DropReason)
 _SCOPE_PROTOS = SCOPE_TYPES.protos
 _KIND_PROTOS = KINDS.protos
 _STATE_PROTOS = STATES.protos
 _SPEAKER_PROTOS = SPEAKERS.protos
 _METHOD_PROTOS = METHODS.protos
-TURN_STATUSES = EnumMap.named(TurnStatus, transcript_pb.TurnStatus)
-
-
-def to_time(message: ProtoMessage, field_name: str, field: str) -> datetime | None:
-    if not message.HasField(field_name):
-        return None
-    timestamp: Timestamp = getattr(message, field_name)
-    try:
-        return timestamp.ToDatetime(tzinfo=UTC)
-    except (ValueError, OverflowError) as error:
-        raise InvalidArgument(field, f"is not a valid timestamp ({error})") from None
-
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def set_time(target: Timestamp, value: datetime | None) -> None:
-    """As `Timestamp.FromDatetime` (a naive time is UTC), without its per-call conversions: a
-    context sets a few hundred of these."""
-    if value is not None:
-        delta = (value if value.tzinfo else value.replace(tzinfo=UTC)) - EPOCH
-        target.seconds = delta.days * 86_400 + delta.seconds
-        target.nanos = delta.microseconds * 1000
-
-
-def check_request_id(request_id: str, field: str = "request_id") -> str:
-    """The canonical spelling ('' when absent): `{A-B}`, `urn:uuid:a-b` and `ab` name one
-    request, so they must share one idempotency record."""
-    if not request_id:
-        return ""
-    try:
-        return str(uuid.UUID(request_id))
-    except ValueError:
-        raise InvalidArgument(field, "must be a UUID") from None
-
-
-def subject_id(value: str, field: str, *, required: bool) -> str:
-    if not value:
-        if required:
-            raise InvalidArgument(field, "is required")
-        return ""
-    if not SUBJECT_ID_PATTERN.fullmatch(value):
-        raise InvalidArgument(field, "must be 1-128 characters of [A-Za-z0-9._@:-]")
-    return value
-
-
-def key_field(value: str, field: str, *, required: bool) -> str:
-    if not value and not required:
-        return ""
-    if not value:
-        raise InvalidArgument(field, "is required")
-    if not KEY_PATTERN.fullmatch(value):
-        raise InvalidArgument(
-            field, "must start with a letter and use 1-128 characters of [a-z0-9_.-]"
-        )
-    return value
 
 
 # --- requests -> domain ----------------------------------------------------------------------
@@ -283,23 +162,6 @@ def create_command(request: service_pb.CreateMemoryRequest) -> CreateMemory:
     )
 
 
-def batch(items: Sequence[Item], read: Callable[[Item], Converted]) -> list[Converted]:
-    """The items of a batch request (AIP-233) `requests`, each read by the single call's
-    conversion; a refusal names its item. Items carry no request id of their own: the batch's
-    is the one that makes a retry safe."""
-    if not items:
-        raise InvalidArgument("requests", "is required: 1 to 100 items")
-    if len(items) > MAX_BATCH_ITEMS:
-        raise InvalidArgument("requests", f"takes at most {MAX_BATCH_ITEMS} items")
-    converted = []
-    for index, item in enumerate(items):
-        with batch_item("requests", index):
-            if getattr(item, "request_id", ""):
-                raise InvalidArgument("request_id", "must be empty: set the batch's request_id")
-            converted.append(read(item))
-    return converted
-
-
 def memory_filter(request: service_pb.ListMemoriesRequest) -> MemoryFilter:
     scope_type = SCOPE_TYPES.optional(request.scope_type, "scope_type")
     scope_id = scope_subject(scope_type, request.scope_id, "scope_id", required=False)
@@ -312,21 +174,6 @@ def memory_filter(request: service_pb.ListMemoriesRequest) -> MemoryFilter:
         value_contains=request.value_contains.strip(),
         show_deleted=request.show_deleted,
     )
-
-
-def message_input(message: transcript_pb.Message) -> tuple[Speaker, str, TurnStatus]:
-    speaker = SPEAKERS.required(message.speaker, "message.speaker")
-    if not message.text.strip():
-        raise InvalidArgument("message.text", "is required")
-    status = TURN_STATUSES.optional(message.status, "message.status")
-    return speaker, message.text, status or TurnStatus.COMPLETED
-
-
-def append_input(
-    request: transcript_pb.AppendMessageRequest,
-) -> tuple[str, tuple[Speaker, str, TurnStatus]]:
-    """The conversation id and the message of an AppendMessage (or a batch's item)."""
-    return names.parse_conversation(request.parent), message_input(request.message)
 
 
 def recall_query(query: str) -> str:
@@ -479,53 +326,6 @@ def batch_created(
     )
 
 
-def message_proto(message: Message) -> transcript_pb.Message:
-    out = transcript_pb.Message()
-    fill_message(out, message)
-    return out
-
-
-def add_messages(
-    out: RepeatedCompositeFieldContainer[transcript_pb.Message], messages: Iterable[Message]
-) -> None:
-    """Each message written into a new element of `out` in place (a context's window), so a
-    long window is built once rather than built apart and copied into the reply."""
-    add = out.add
-    for message in messages:
-        fill_message(add(), message)
-
-
-def fill_message(out: transcript_pb.Message, message: Message) -> None:
-    out.name = names.message(message.conversation_id, message.id)
-    out.speaker = _SPEAKER_PROTOS[message.speaker]
-    out.text = message.text
-    out.status = TURN_STATUSES.protos[message.status]
-    out.author_user_id = message.author_user_id
-    out.sequence = message.sequence
-    set_time(out.create_time, message.create_time)
-
-
-def grant_proto(grant: CustomerGrant) -> access_pb.CustomerGrant:
-    out = access_pb.CustomerGrant(
-        name=names.grant(grant.user_id, grant.customer_id),
-        user_id=grant.user_id,
-        customer_id=grant.customer_id,
-        granted_by_user_id=grant.granted_by_user_id,
-    )
-    set_time(out.create_time, grant.create_time)
-    return out
-
-
-def customer_proto(customer: Customer) -> access_pb.Customer:
-    out = access_pb.Customer(
-        name=names.customer(customer.customer_id),
-        customer_id=customer.customer_id,
-        display_name=customer.display_name,
-    )
-    set_time(out.create_time, customer.create_time)
-    return out
-
-
 def receipt_proto(receipt: DeletionReceipt) -> service_pb.DeletionReceipt:
     out = service_pb.DeletionReceipt(
         removed=[service_pb.DeletionEffect(copy=c, detail=d) for c, d in receipt.removed],
@@ -552,3 +352,11 @@ def dropped_protos(result: RecallResult) -> list[service_pb.DroppedCandidates]:
         service_pb.DroppedCandidates(reason=DROP_REASONS.proto(reason), count=n)
         for reason, n in sorted(result.dropped.items())
     ]
+
+
+class ShowsCurrentMemory:
+    """A servicer mixin for services whose calls write memories: an ABORTED answer carries
+    the memory as it stands now, shown as every other answer shows one."""
+
+    def shown_current(self, memory: Memory) -> pb.Memory | None:
+        return memory_proto(memory, utcnow())

@@ -1,5 +1,6 @@
-"""The MemoryService servicer: authenticate, convert, run the app entry, convert back.
-Document facts and the review queue, also MemoryService calls, are in review_servicer.py."""
+"""The memories slice's MemoryService calls: authenticate, convert, run the app entry, convert
+back. Document facts and the review queue are MemoryService calls too, served by the review
+slice; the wiring joins the two (`memory_service/server.py`, `MemoryService`)."""
 
 from __future__ import annotations
 
@@ -21,14 +22,14 @@ from memory_service.kernel.domain.etags import parse_etag
 from memory_service.kernel.domain.model import Identity, utcnow
 from memory_service.kernel.domain.ports import SearchUnavailable
 from memory_service.kernel.transport.deadline import caller_deadline
+from memory_service.kernel.transport.fields import batch, to_time
+from memory_service.kernel.transport.idempotency import request_key
 from memory_service.kernel.transport.paging import ID, ORDINAL
+from memory_service.kernel.transport.rpc import ServicerBase, as_of_instant, rpc
 from memory_service.memories.app.memories import MemoryCommands, MemoryQueries
 from memory_service.memories.app.recall import RecallMemories
 from memory_service.memories.transport import convert
-from memory_service.memories.transport.idempotency import request_key
-from memory_service.memories.transport.rpc import ServicerBase, as_of_instant, rpc
-from memory_service.review.public import ReviewCommands, ReviewQueries
-from memory_service.review.public import review_servicer as review_rpcs
+from memory_service.memories.transport.convert import ShowsCurrentMemory
 
 log = logging.getLogger("memory_service.transport.memory_servicer")
 # Memories read per transaction, and the text sent per message: a stream of small messages, so
@@ -41,40 +42,10 @@ T = TypeVar("T")
 
 
 @dataclass(eq=False)
-class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
+class MemoryServicer(ShowsCurrentMemory, ServicerBase, service_grpc.MemoryServiceServicer):
     commands: MemoryCommands
     queries: MemoryQueries
     recall: RecallMemories
-    review_commands: ReviewCommands
-    review_queries: ReviewQueries
-
-    # Document facts and the review queue: review/transport/review_servicer.py.
-    @rpc
-    def ReportDocumentVersion(
-        self,
-        request: service_pb.ReportDocumentVersionRequest,
-        context: grpc.ServicerContext,
-        identity: Identity,
-    ) -> service_pb.ReportDocumentVersionResponse:
-        return review_rpcs.report_document_version(self, request, identity)
-
-    @rpc
-    def ListReviewItems(
-        self,
-        request: service_pb.ListReviewItemsRequest,
-        context: grpc.ServicerContext,
-        identity: Identity,
-    ) -> service_pb.ListReviewItemsResponse:
-        return review_rpcs.list_review_items(self, request, identity)
-
-    @rpc
-    def ResolveConflict(
-        self,
-        request: service_pb.ResolveConflictRequest,
-        context: grpc.ServicerContext,
-        identity: Identity,
-    ) -> service_pb.ResolveConflictResponse:
-        return review_rpcs.resolve_conflict(self, request, identity)
 
     @rpc
     def CreateMemory(
@@ -98,7 +69,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> service_pb.BatchCreateMemoriesResponse:
-        commands = convert.batch(request.requests, convert.create_command)
+        commands = batch(request.requests, convert.create_command)
         return self.commands.batch_create(
             identity,
             request_key("BatchCreateMemories", request, service_pb.BatchCreateMemoriesResponse),
@@ -257,7 +228,7 @@ class MemoryServicer(ServicerBase, service_grpc.MemoryServiceServicer):
         identity: Identity,
     ) -> Iterator[service_pb.ExportMemoriesResponse]:
         user_id = names.parse_export_parent(request.parent)
-        since = convert.to_time(request, "since", "since")
+        since = to_time(request, "since", "since")
         records = self.queries.export(identity, user_id, request.include_deleted, since)
 
         def chunks() -> Iterator[service_pb.ExportMemoriesResponse]:

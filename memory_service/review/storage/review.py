@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import and_, func
 
-from memory_service.imports.public import _item
+from memory_service.imports.public import import_item_of
 from memory_service.kernel.domain.model import (
     DocumentVersion,
     ImportItem,
@@ -134,7 +134,7 @@ class SqlReviewRepository(SqlMemoryRepository):
         if after_id:
             statement = statement.where(ImportItemRow.id > after_id)
         rows = self._session.execute(statement.order_by(ImportItemRow.id).limit(limit))
-        return [_item(row) for row in rows]
+        return [import_item_of(row) for row in rows]
 
     def _live(self, visibility: Visibility, after_id: str, limit: int, *where: Any) -> list[Memory]:
         statement = self._select(MemoryRow).where(

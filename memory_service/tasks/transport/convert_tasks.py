@@ -12,7 +12,7 @@ from memory_service.kernel.domain import names
 from memory_service.kernel.domain.errors import InvalidArgument
 from memory_service.kernel.domain.model import Task, TaskCheckpoint, TaskState
 from memory_service.kernel.domain.rules import MAX_TASK_PAYLOAD_BYTES
-from memory_service.memories.public import EnumMap, set_time
+from memory_service.kernel.transport.fields import EnumMap, set_time
 from memory_service.tasks.domain.tasks import CheckpointDraft
 
 TASK_STATES = EnumMap.named(TaskState, task_pb.TaskState)

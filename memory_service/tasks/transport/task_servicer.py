@@ -11,8 +11,9 @@ from crmmem.memory.v1 import task_service_pb2_grpc as task_grpc
 
 from memory_service.kernel.domain import names
 from memory_service.kernel.domain.model import Identity, Task, TaskCheckpoint
+from memory_service.kernel.transport.idempotency import request_key
 from memory_service.kernel.transport.paging import ORDINAL
-from memory_service.memories.public import ServicerBase, request_key, rpc
+from memory_service.kernel.transport.rpc import ServicerBase, rpc
 from memory_service.tasks.app.tasks import TaskCommands, TaskQueries
 from memory_service.tasks.transport import convert_tasks as ct
 

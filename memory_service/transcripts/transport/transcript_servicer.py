@@ -10,9 +10,12 @@ from crmmem.memory.v1 import transcript_service_pb2_grpc as transcript_grpc
 
 from memory_service.kernel.domain import names
 from memory_service.kernel.domain.model import Identity
+from memory_service.kernel.transport.fields import batch
+from memory_service.kernel.transport.idempotency import request_key
 from memory_service.kernel.transport.paging import ORDINAL
-from memory_service.memories.public import ServicerBase, convert, request_key, rpc
+from memory_service.kernel.transport.rpc import ServicerBase, rpc
 from memory_service.transcripts.app.transcripts import TranscriptCommands, TranscriptQueries
+from memory_service.transcripts.transport.convert_transcripts import append_input, message_proto
 
 
 @dataclass(eq=False)
@@ -27,15 +30,13 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> transcript_pb.AppendMessageResponse:
-        conversation_id, message = convert.append_input(request)
+        conversation_id, message = append_input(request)
         return self.commands.append(
             identity,
             request_key("AppendMessage", request, transcript_pb.AppendMessageResponse),
             conversation_id,
             message,
-            lambda message: transcript_pb.AppendMessageResponse(
-                message=convert.message_proto(message)
-            ),
+            lambda message: transcript_pb.AppendMessageResponse(message=message_proto(message)),
         )
 
     @rpc
@@ -45,13 +46,13 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
         context: grpc.ServicerContext,
         identity: Identity,
     ) -> transcript_pb.BatchAppendMessagesResponse:
-        messages = convert.batch(request.requests, convert.append_input)
+        messages = batch(request.requests, append_input)
         return self.commands.batch_append(
             identity,
             request_key("BatchAppendMessages", request, transcript_pb.BatchAppendMessagesResponse),
             messages,
             lambda appended: transcript_pb.BatchAppendMessagesResponse(
-                messages=[convert.message_proto(m) for m in appended]
+                messages=[message_proto(m) for m in appended]
             ),
         )
 
@@ -68,7 +69,7 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
         messages = self.queries.messages(identity, conversation_id, after, page.fetch)
         shown, token = page.respond(messages, lambda m: (m.sequence,))
         return transcript_pb.ListMessagesResponse(
-            messages=[convert.message_proto(m) for m in shown], next_page_token=token
+            messages=[message_proto(m) for m in shown], next_page_token=token
         )
 
     @rpc
@@ -80,4 +81,4 @@ class TranscriptServicer(ServicerBase, transcript_grpc.TranscriptServiceServicer
     ) -> transcript_pb.GetMessageResponse:
         conversation_id, message_id = names.parse_message(request.name, "name")
         message = self.queries.get(identity, conversation_id, message_id)
-        return transcript_pb.GetMessageResponse(message=convert.message_proto(message))
+        return transcript_pb.GetMessageResponse(message=message_proto(message))

@@ -8,7 +8,7 @@ from typing import TypeVar
 from google.protobuf.message import Message as ProtoMessage
 
 from memory_service.kernel.app.transactions import RequestKey
-from memory_service.memories.transport.convert import check_request_id
+from memory_service.kernel.transport.fields import check_request_id
 
 P = TypeVar("P", bound=ProtoMessage)
 

@@ -33,7 +33,7 @@ from memory_service.kernel.domain.rules import (
     MAX_VALUE_CHARS,
     text_problem,
 )
-from memory_service.memories.transport.errors import to_status
+from memory_service.kernel.transport.errors import to_status
 
 # Longest accepted text by field name; any other string field holds an id (MAX_ID_CHARS).
 LIMITS = {

@@ -1,8 +1,8 @@
 """What every servicer shares: the `rpc` decorator (authentication, deadline check, span
 attributes, metrics and error mapping for unary and streaming calls) and `ServicerBase`.
 
-A module of its own so that each service's module holds only that service's calls, and every
-servicer (memory, transcript, access, context, import, task) goes through one path."""
+Every servicer (memory, transcript, access, context, import, task) goes through this one path,
+so each slice's servicer module holds only its own calls."""
 
 from __future__ import annotations
 
@@ -16,16 +16,17 @@ from datetime import datetime
 from typing import Any, NoReturn, TypeVar
 
 import grpc
+from google.protobuf.message import Message as ProtoMessage
 from opentelemetry import metrics, trace
 
 from crmmem_runtime.telemetry import failure_summary
 from memory_service.kernel.domain.errors import DeadlineExceeded, DomainError
-from memory_service.kernel.domain.model import Identity, utcnow
+from memory_service.kernel.domain.model import Identity, Memory, utcnow
 from memory_service.kernel.transport.auth import TokenAuthenticator
+from memory_service.kernel.transport.edge import check_request
+from memory_service.kernel.transport.errors import CurrentDetail, internal_status, to_status
+from memory_service.kernel.transport.fields import to_time
 from memory_service.kernel.transport.paging import KEY_PURPOSE, PageTokens
-from memory_service.memories.transport import convert
-from memory_service.memories.transport.edge import check_request
-from memory_service.memories.transport.errors import internal_status, to_status
 
 log = logging.getLogger("memory_service.transport.rpc")
 rpc_duration = metrics.get_meter("memory_service").create_histogram(
@@ -41,9 +42,12 @@ class _Call:
     """One RPC as the metrics and error path see it, from the handler's start to its last
     streamed message: unary and streaming calls end in the same place."""
 
-    def __init__(self, name: str, context: grpc.ServicerContext) -> None:
+    def __init__(
+        self, name: str, context: grpc.ServicerContext, current_detail: CurrentDetail
+    ) -> None:
         self.name = name
         self.context = context
+        self.current_detail = current_detail
         self.span = trace.get_current_span()
         self.span.set_attribute("crmmem.rpc", name)
         self.started = time.perf_counter()
@@ -58,7 +62,7 @@ class _Call:
         not a DomainError), records the outcome and aborts the call."""
         if isinstance(error, DomainError):
             self.span.set_attribute("crmmem.error_reason", error.reason.name)
-            status = to_status(error)
+            status = to_status(error, self.current_detail)
             outcome = error.reason.name
         else:
             trace_id = failure_id(self.span)
@@ -103,7 +107,7 @@ def rpc(handler: Handler[Req, Resp]) -> Callable[[Any, Req, grpc.ServicerContext
 
     @functools.wraps(handler)
     def wrapper(self: Any, request: Req, context: grpc.ServicerContext) -> Resp:
-        call = _Call(handler.__name__, context)
+        call = _Call(handler.__name__, context, self.shown_current)
         try:
             remaining = context.time_remaining()
             if remaining is not None and remaining <= 0:
@@ -134,6 +138,12 @@ class ServicerBase:
     def __post_init__(self) -> None:
         self.pages = PageTokens(self.authenticator.derived_key(KEY_PURPOSE))
 
+    def shown_current(self, memory: Memory) -> ProtoMessage | None:
+        """The current memory an ABORTED answer carries, as this service shows it: nothing
+        here; the services whose calls write memories show it as the memories slice does
+        (`memories.public.ShowsCurrentMemory`)."""
+        return None
+
 
 def as_of_instant(request: Any) -> datetime:
-    return convert.to_time(request, "as_of", "as_of") or utcnow()
+    return to_time(request, "as_of", "as_of") or utcnow()

@@ -4,9 +4,11 @@ client can switch on, field violations for bad requests, and never a stack trace
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import Message as ProtoMessage
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -24,6 +26,7 @@ from memory_service.kernel.domain.errors import (
     Unauthenticated,
     Unavailable,
 )
+from memory_service.kernel.domain.model import Memory
 
 ERROR_DOMAIN = "crmmem.memory.v1"
 log = logging.getLogger("memory_service.transport.errors")
@@ -55,10 +58,13 @@ def _packed(message: object) -> any_pb2.Any:
     return packed
 
 
-def to_status(error: DomainError) -> grpc.Status:
-    from memory_service.kernel.domain.model import utcnow
-    from memory_service.memories.transport.convert import memory_proto
+# How a servicer shows the memory an ABORTED answer carries (the memories slice presents it).
+CurrentDetail = Callable[[Memory], ProtoMessage | None]
 
+
+def to_status(error: DomainError, current_detail: CurrentDetail | None = None) -> grpc.Status:
+    """The error's status; an ABORTED one carries the current memory, as `current_detail`
+    shows it, so the caller can retry without another read."""
     status = status_pb2.Status(code=_code_for(error), message=error.message)
     info = error_details_pb2.ErrorInfo(
         reason=error.reason.name, domain=ERROR_DOMAIN, metadata=error.metadata
@@ -74,8 +80,10 @@ def to_status(error: DomainError) -> grpc.Status:
             ]
         )
         status.details.append(_packed(bad_request))
-    if isinstance(error, Aborted) and error.current is not None:
-        status.details.append(_packed(memory_proto(error.current, utcnow())))
+    if isinstance(error, Aborted) and error.current is not None and current_detail is not None:
+        detail = current_detail(error.current)
+        if detail is not None:
+            status.details.append(_packed(detail))
     return rpc_status.to_status(status)
 
 
