@@ -94,8 +94,10 @@ MOVES: dict[str, str] = {
     "adapters/thesaurus.py": "memories/adapters/thesaurus.py",
     "workers/outbox.py": "memories/workers/outbox.py",
     "workers/usage.py": "memories/workers/usage.py",
-    # The gRPC plumbing every servicer uses (rpc, errors, edge, idempotency) imports convert.py,
-    # which converts memories; until convert.py is split they live here (docs/layout.md).
+    # The gRPC plumbing every servicer uses (rpc, errors, edge, idempotency) is the kernel's.
+    # After the move, convert.py's shared fields went to kernel/transport/fields.py, and its
+    # customers and messages to access/ and transcripts/ (convert_access.py,
+    # convert_transcripts.py), by hand: the map records where each old file went.
     "transport/convert.py": "memories/transport/convert.py",
     "transport/errors.py": "kernel/transport/errors.py",
     "transport/edge.py": "kernel/transport/edge.py",
