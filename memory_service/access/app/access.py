@@ -1,6 +1,6 @@
-"""Transcript and access use cases, one entry each. A write: the unit of work under the request
-id, the domain's decision, the answer stored, commit. A read: one read unit of work, the
-domain's answer."""
+"""Access use cases (the customer registry and its grants), one entry each. A write: the
+unit of work under the request id, the domain's decision, the answer stored, commit. A read:
+one read unit of work, the domain's answer."""
 
 from __future__ import annotations
 

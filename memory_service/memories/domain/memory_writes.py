@@ -121,7 +121,7 @@ class MemoryUseCases(MemoryReads):
         )
         memory.revisions.append(revision)
         uow.memories.add(memory)
-        self._schedule_index(uow, memory, now)
+        self.schedule_index(uow, memory, now)
         return memory, revision
 
     @contextmanager
@@ -205,7 +205,7 @@ class MemoryUseCases(MemoryReads):
         judged = self._judge(uow, memory, memory.scope, resolved, draft.value, now, review=review)
         valid_from = draft.valid_from or now
         rules.check_interval(valid_from, draft.valid_until, "revision")
-        self._advance_version(uow, memory, now)
+        self.advance_version(uow, memory, now)
         replaced = rules.newest_active(memory)
         revision = self._revision(
             memory,
@@ -221,7 +221,7 @@ class MemoryUseCases(MemoryReads):
         uow.memories.add_revision(revision)
         if revision.status is RevisionStatus.ACTIVE:
             self._supersede(uow, memory, revision, valid_from)
-        self._schedule_index(uow, memory, now)
+        self.schedule_index(uow, memory, now)
         return memory, revision
 
     @staticmethod
@@ -303,7 +303,7 @@ class MemoryUseCases(MemoryReads):
         # The subject confirming is the subject's own statement, whoever spoke first.
         offered = evidence.Offered(said, revision.value, True, evidence_ref)
         refuse_stale(staleness(uow, memory, offered, now, exclude=revision))
-        self._advance_version(uow, memory, now)
+        self.advance_version(uow, memory, now)
         others_active = any(
             r.status is RevisionStatus.ACTIVE for r in memory.revisions if r is not revision
         )
@@ -315,7 +315,7 @@ class MemoryUseCases(MemoryReads):
         uow.memories.update_revision(revision)
         if revision.valid_from is not None:
             self._supersede(uow, memory, revision, revision.valid_from)
-        self._schedule_index(uow, memory, now)
+        self.schedule_index(uow, memory, now)
         return memory, revision
 
     def reject(
@@ -328,10 +328,10 @@ class MemoryUseCases(MemoryReads):
         now: datetime,
     ) -> tuple[Memory, Revision]:
         memory, revision = self._candidate(uow, identity, memory_id, number, expected_version)
-        self._advance_version(uow, memory, now)
+        self.advance_version(uow, memory, now)
         revision.status = RevisionStatus.REJECTED
         uow.memories.update_revision(revision)
-        self._schedule_index(uow, memory, now)
+        self.schedule_index(uow, memory, now)
         return memory, revision
 
     def delete(
@@ -348,7 +348,7 @@ class MemoryUseCases(MemoryReads):
             raise PermissionDenied("caller may not delete this memory")
         if expected_version is not None:
             self._check_version(uow, memory, expected_version)
-        self._advance_version(uow, memory, now)
+        self.advance_version(uow, memory, now)
         lineage = sorted({rules.lineage_hash(r.value) for r in memory.revisions})
         for revision in memory.revisions:
             revision.status = RevisionStatus.DELETED
@@ -373,7 +373,7 @@ class MemoryUseCases(MemoryReads):
         cancelled = uow.imports.cancel_pending(subject, lineage)
         blanked = uow.imports.blank_text(subject, lineage, memory.id)
         redacted = uow.idempotency.redact_shown([memory.id, *blanked])
-        self._schedule_index(uow, memory, now)
+        self.schedule_index(uow, memory, now)
         receipt = memory_receipt(memory, now, self._retention, cancelled, len(blanked), redacted)
         return memory, receipt
 
@@ -399,7 +399,7 @@ class MemoryUseCases(MemoryReads):
             uow.memories.update_revision(changed)
 
     @staticmethod
-    def _schedule_index(uow: UnitOfWork, memory: Memory, now: datetime) -> None:
+    def schedule_index(uow: UnitOfWork, memory: Memory, now: datetime) -> None:
         """The memory's index change, queued in the same transaction as the record's. Whenever
         the applicable revision will change by itself (a correction effective Monday), the
         drain, indexing this change, queues that instant (`indexing.boundaries_to_queue`)."""
@@ -435,18 +435,21 @@ class MemoryUseCases(MemoryReads):
 
     def _check_version(self, uow: UnitOfWork, memory: Memory, expected_version: int) -> None:
         if memory.version != expected_version:
-            raise self._stale(memory)
+            raise self.stale(memory)
 
-    def _advance_version(self, uow: UnitOfWork, memory: Memory, now: datetime) -> None:
+    def advance_version(self, uow: UnitOfWork, memory: Memory, now: datetime) -> None:
         """I3: the compare-and-swap that makes exactly one of two racing writers win."""
         if not uow.memories.advance_version(memory.id, memory.version, now):
             current = uow.memories.get(memory.id)
-            raise self._stale(current or memory)
+            raise self.stale(current or memory)
         memory.version += 1
         memory.update_time = now
 
     @staticmethod
-    def _stale(current: Memory) -> Aborted:
+    def stale(current: Memory) -> Aborted:
+        """The answer to a writer that read an older version; public, with `advance_version`
+        and `schedule_index`, because resolving a conflict (the review slice) writes memories
+        by the same three steps."""
         latest = current.latest
         return Aborted(
             "the memory changed since it was read; re-read it and retry",

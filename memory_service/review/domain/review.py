@@ -295,7 +295,7 @@ class ReviewUseCases:
             raise NotFound(names.memory(kept_id)) from None
         self._policy.require_write(uow, identity, loser.scope)
         if expected_version is not None and loser.version != expected_version:
-            raise self._memories._stale(loser)
+            raise self._memories.stale(loser)
         if not self.in_conflict(uow, loser, kept, now):
             raise FailedPrecondition(
                 "these memories are not in conflict now", reason=Reason.NOT_IN_CONFLICT
@@ -306,7 +306,7 @@ class ReviewUseCases:
         # keeping the other side at the same moment loses the race instead of leaving neither
         # memory applicable.
         for memory in sorted((loser, kept), key=lambda m: m.id):
-            self._memories._advance_version(uow, memory, now)
+            self._memories.advance_version(uow, memory, now)
         closing = Revision(
             memory_id=loser.id,
             number=loser.revisions[-1].number + 1,
@@ -328,7 +328,7 @@ class ReviewUseCases:
         uow.memories.add_revision(closing)
         for changed in rules.supersede(loser, closing, now):
             uow.memories.update_revision(changed)
-        self._memories._schedule_index(uow, loser, now)
+        self._memories.schedule_index(uow, loser, now)
         return loser, closing
 
 

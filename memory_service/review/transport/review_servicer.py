@@ -21,7 +21,12 @@ from memory_service.kernel.transport.fields import EnumMap, check_request_id, se
 from memory_service.kernel.transport.idempotency import request_key
 from memory_service.kernel.transport.paging import ORDINAL, Cursor
 from memory_service.kernel.transport.rpc import ServicerBase, rpc
-from memory_service.memories.public import document_ref, memory_proto, revision_proto
+from memory_service.memories.public import (
+    ShowsCurrentMemory,
+    document_ref,
+    memory_proto,
+    revision_proto,
+)
 from memory_service.review.app.review import ReviewCommands, ReviewQueries
 from memory_service.review.domain.review import QUEUE_ORDER, ReviewItem, ReviewQuery, ReviewReason
 
@@ -54,7 +59,9 @@ def item_proto(item: ReviewItem, instant: Any) -> service_pb.ReviewItem:
 
 
 @dataclass(eq=False)
-class ReviewServicer(ServicerBase):
+class ReviewServicer(ShowsCurrentMemory, ServicerBase):
+    """ResolveConflict writes a memory, so an ABORTED answer carries it as it stands now."""
+
     review_commands: ReviewCommands
     review_queries: ReviewQueries
 
