@@ -3,7 +3,9 @@
 A circle of imports means two modules cannot be understood, tested or moved apart; a type-only
 import (`if TYPE_CHECKING:`) counts, because it ties the modules' meaning as much as a runtime
 one. Every import statement counts, including ones inside functions. `from package import name`
-counts as an import of `package.name` when that is a module, else of `package`.
+counts as an import of `package.name` when that is a module, else of `package`; an import of
+`a.b.c` also counts as one of the packages `a.b` and `a` (their `__init__` runs first), except
+the importing module's own packages.
 
 Usage: python scripts/check_imports.py [ROOT]  (ROOT holds the packages; prints each circle and
 exits 1 when there is one, prints the module count and exits 0 otherwise).
@@ -52,6 +54,17 @@ def imported(name: str, path: Path, known: dict[str, Path]) -> Iterator[str]:
                 target = target.rpartition(".")[0]
             if target and target != name:
                 yield target
+            # `import a.b.c` runs a/b/__init__.py first: a package's __init__ is imported too,
+            # unless it is one of this module's own packages (already run before this one).
+            parent = target.rpartition(".")[0]
+            while parent:
+                if parent in known and not within(name, parent):
+                    yield parent
+                parent = parent.rpartition(".")[0]
+
+
+def within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -12,18 +12,23 @@ subpackages (domain, app, storage, transport, adapters, workers). The rules:
   folder (`from memory_service.tasks.domain import tasks`, `import memory_service.kernel.domain.
   model`), or takes names from another slice's public module (`from memory_service.<slice>.
   public import Name`). Nothing else: not `import memory_service`, not a slice or the kernel as
-  a package, not a public module as a module (attributes reached through any of those are
-  judged by nobody). No star import anywhere in the package, and no dynamic import or code
-  (`__import__`, `importlib.import_module`, `exec`, `eval`, a spec's loader) in a slice or the
-  kernel.
+  a package, not a public module as a module. An attribute of an imported module of the
+  package (`names.rules.supersede`) is judged as if it had been imported by name. No star
+  import anywhere in the package, and no dynamic import or code (`__import__`,
+  `importlib.import_module`, `exec`, `eval`, a spec's loader, `sys.modules`, `getattr` on
+  `importlib`/`sys`/`builtins`, `pkgutil`, `pydoc`, `runpy`) in a slice or the kernel: a list
+  against the ways a module is reached by a string, not a sandbox.
 - Slice boundary: a slice imports another slice only through that slice's public module,
-  `memory_service/<slice>/public.py`, never its internals. A public module re-exports its own
-  slice's names only. The kernel imports nothing of the package outside the kernel (no slice,
+  `memory_service/<slice>/public.py`, never its internals. A public module holds only
+  `from <module> import Name as Name` lines, and each name, followed to where it is defined,
+  is its own slice's and not a module (no code of its own, no corridor from another slice or
+  the kernel). The kernel imports nothing of the package outside the kernel (no slice,
   no wiring, no testing/, config, command lines).
 - Layers, inside every slice and the kernel, judged on where an imported name really lives: a
   name imported from any module of the package (a public module, an app module re-exporting a
   domain rule, `Transactions as Tx`) is followed through the `from A import N` / `import A as N`
-  / `N = M` bindings of each module to the module defining it, and every module on the way
+  / `N = M` bindings of each module (and tuple unpacking, `:=`, `M if c else K`, `M or K`,
+  `[M][0]`) to every module that may define it, and every module on the way
   (public modules aside) is judged as well as the one at the end:
   - transport/ handles inbound gRPC only: never storage, adapters, workers, the wiring or
     SQLAlchemy. From a domain it takes only the types it converts, names, errors and field
@@ -82,7 +87,9 @@ DYNAMIC_NAMES = frozenset({"__import__", "exec", "eval", "import_module"})
 DYNAMIC_ATTRIBUTES = frozenset(
     {"__import__", "import_module", "exec_module", "load_module", "module_from_spec"}
 )
-DYNAMIC_MODULES = ("runpy",)
+DYNAMIC_MODULES = ("runpy", "pkgutil", "pydoc")
+# `sys.modules[...]`, `getattr(importlib, ...)`: a module reached by a string either way.
+DYNAMIC_OWNERS = frozenset({"sys", "importlib", "builtins"})
 K = f"{PACKAGE}.{KERNEL}"
 # What transport/ may import from any slice's domain, and from the kernel's transaction runner.
 # A module mapped to None may be imported whole: it holds records, names, errors or pure rules,
@@ -271,50 +278,104 @@ class Tree:
                 for used, name, bound in self.imports(node, module):
                     yield used, name, bound, node.lineno
 
-    def bindings(self, module: str) -> dict[str, Binding]:
-        """The names a module binds by importing them (and `N = M` of such a name): name ->
-        (module, name or None for a whole module)."""
+    def bindings(self, module: str) -> dict[str, list[Binding]]:
+        """The names a module binds to names it imported: name -> every (module, name or None
+        for a whole module) it may stand for. Followed: imports, `N = M`, `N = m.M`, tuple
+        unpacking (`N, _ = M, None`), `(N := M)`, and a value that only picks among imported
+        names (`M if c else K`, `M or K`, `[M][0]`). A call makes a new value, not an alias."""
         if module not in self._bindings:
-            found: dict[str, Binding] = {}
+            found: dict[str, list[Binding]] = {}
             self._bindings[module] = found
             if module in self.modules:
                 for node in module_level(self.parse(module).body):
                     if isinstance(node, ast.Import | ast.ImportFrom):
                         for used, name, bound in self.imports(node, module):
-                            found[bound] = (used, name)
-                    elif isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(
-                        node.value, ast.Name | ast.Attribute
-                    ):
-                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                        source = self.alias_of(node.value, found)
-                        for target in targets:
-                            if isinstance(target, ast.Name) and source is not None:
-                                found[target.id] = source
+                            found[bound] = [(used, name)]
+                    elif isinstance(node, ast.Assign):
+                        for target in node.targets:
+                            self.bind(target, node.value, found)
+                    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                        self.bind(node.target, node.value, found)
+                    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                        continue
+                    for inner in ast.walk(node):
+                        if isinstance(inner, ast.NamedExpr):
+                            self.bind(inner.target, inner.value, found)
         return self._bindings[module]
 
-    def alias_of(self, value: ast.expr, found: dict[str, Binding]) -> Binding | None:
-        """What `N = M` or `N = m.M` binds N to when M or m was imported."""
+    def bind(self, target: ast.expr, value: ast.expr, found: dict[str, list[Binding]]) -> None:
+        if isinstance(target, ast.Tuple | ast.List):
+            if isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts):
+                for one, other in zip(target.elts, value.elts, strict=True):
+                    self.bind(one, other, found)
+            else:
+                for one in target.elts:
+                    self.bind(one, value, found)
+            return
+        if isinstance(target, ast.Starred):
+            self.bind(target.value, value, found)
+            return
+        sources = self.sources(value, found)
+        if isinstance(target, ast.Name) and sources:
+            found[target.id] = [*found.get(target.id, []), *sources]
+
+    def sources(self, value: ast.expr, found: dict[str, list[Binding]]) -> list[Binding]:
+        """What an expression may evaluate to, among the names a module imported."""
         if isinstance(value, ast.Name):
-            return found.get(value.id)
-        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
-            owner = found.get(value.value.id)
-            if owner is not None and owner[1] is None:
-                return owner[0], value.attr
-        return None
+            return list(found.get(value.id, []))
+        if isinstance(value, ast.Attribute):
+            return [
+                hop
+                for owner in self.sources(value.value, found)
+                for hop in self.attribute(owner, value.attr)
+            ]
+        if isinstance(value, ast.IfExp):
+            return [*self.sources(value.body, found), *self.sources(value.orelse, found)]
+        if isinstance(value, ast.BoolOp):
+            return [b for v in value.values for b in self.sources(v, found)]
+        if isinstance(value, ast.Tuple | ast.List | ast.Set):
+            return [b for v in value.elts for b in self.sources(v, found)]
+        if isinstance(value, ast.Subscript | ast.Starred | ast.NamedExpr):
+            return self.sources(value.value, found)
+        return []
+
+    def attribute(self, owner: Binding, attr: str) -> list[Binding]:
+        """`owner.attr`: an attribute of a module is that module's name; of anything else (a
+        class's method, say), the thing it belongs to is what is judged."""
+        module, name = owner
+        if name is None:
+            return [(module, attr)]
+        if f"{module}.{name}" in self.modules or self.is_package(f"{module}.{name}"):
+            return [(f"{module}.{name}", attr)]
+        ends = [end for end in self.ends(module, name) if end != owner]
+        return [hop for end in ends for hop in self.attribute(end, attr)] or [owner]
 
     def chain(self, module: str, name: str | None) -> list[Binding]:
-        """Every module an imported name passes through, from the one imported to the one that
-        defines it: `from A import N` where A has `from B import N` (or `import ... as N`)."""
+        """Every module an imported name passes through, from the one imported to every one
+        that may define it: `from A import N` where A has `from B import N` (or `import ...
+        as N`, or any binding `bindings` follows)."""
         hops: list[Binding] = [(module, name)]
-        while name is not None and module in self.modules:
-            bound = self.bindings(module).get(name)
-            if bound is None or bound in hops:
-                break
-            if bound[1] is None and self.is_package(bound[0]) and bound[0] not in self.modules:
-                break
-            module, name = bound
-            hops.append(bound)
+        todo: list[Binding] = [(module, name)]
+        while todo:
+            module, name = todo.pop()
+            if name is None or module not in self.modules:
+                continue
+            for bound in self.bindings(module).get(name, []):
+                if bound in hops:
+                    continue
+                if bound[1] is None and self.is_package(bound[0]) and bound[0] not in self.modules:
+                    continue
+                hops.append(bound)
+                todo.append(bound)
         return hops
+
+    def ends(self, module: str, name: str | None) -> list[Binding]:
+        """Where a name is finally defined: the hops of its chain that bind it no further."""
+        return [
+            (m, n)
+            for m, n in self.chain(module, name)
+            if n is None or m not in self.modules or not self.bindings(m).get(n)
+        ]
 
 
 def transport_problem(module: str, name: str | None) -> str | None:
@@ -408,6 +469,22 @@ def dynamic_problems(syntax: ast.AST) -> Iterator[tuple[int, str]]:
             node.attr in DYNAMIC_ATTRIBUTES or node.attr in DYNAMIC_NAMES
         ):
             yield node.lineno, node.attr
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr == "modules"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "sys"
+        ):
+            yield node.lineno, "sys.modules"
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in DYNAMIC_OWNERS
+        ):
+            yield node.lineno, f"getattr({node.args[0].id}, ...)"
         elif isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 if alias.name in DYNAMIC_NAMES | DYNAMIC_ATTRIBUTES:
@@ -437,6 +514,8 @@ def check(root: Path) -> tuple[list[str], dict[str, set[str]]]:
             found.append(f"{where}:{line}: a dynamic import or code ({what}) in {own}")
         public = is_public(module)
         seen: set[str] = set()
+        if public:
+            found += public_problems(tree, module, own, where)
         for used, name, _, line in tree.uses(syntax, module):
             if name == "*":
                 continue
@@ -467,14 +546,77 @@ def check(root: Path) -> tuple[list[str], dict[str, set[str]]]:
                     )
             if layer is None:
                 continue
-            for real, real_name in tree.chain(used, name):
-                if is_public(real):
-                    continue  # judged by the slice boundary; its names by where they come from
-                for problem in layer_problems(module, layer, real, real_name):
-                    if f"{at}: {problem}" not in seen:
-                        seen.add(f"{at}: {problem}")
-                        found.append(f"{at}: {problem}")
+            found += judged(tree, module, layer, [(used, name)], at, seen)
+        if layer is not None:
+            for line, reached in attributes_reached(tree, syntax, module):
+                found += judged(tree, module, layer, reached, f"{where}:{line}", seen)
     return found, depends
+
+
+def judged(
+    tree: Tree, module: str, layer: str, used: list[Binding], at: str, seen: set[str]
+) -> list[str]:
+    """The layer problems of using these names, each followed to every module it passes
+    through; a problem already reported at the same place is not repeated."""
+    found: list[str] = []
+    for first, first_name in used:
+        for real, real_name in tree.chain(first, first_name):
+            if is_public(real):
+                continue  # judged by the slice boundary; its names by where they come from
+            for problem in layer_problems(module, layer, real, real_name):
+                if f"{at}: {problem}" not in seen:
+                    seen.add(f"{at}: {problem}")
+                    found.append(f"{at}: {problem}")
+    return found
+
+
+def attributes_reached(
+    tree: Tree, syntax: ast.Module, module: str
+) -> Iterator[tuple[int, list[Binding]]]:
+    """`names.rules.supersede`: what an attribute of an imported module of the package
+    reaches, judged as if it had been imported by name."""
+    imported: dict[str, list[Binding]] = {}
+    for node in ast.walk(syntax):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for used, name, bound in tree.imports(node, module):
+                imported.setdefault(bound, []).append((used, name))
+    for bound, binding in tree.bindings(module).items():
+        imported.setdefault(bound, []).extend(b for b in binding if b not in imported[bound])
+    for node in ast.walk(syntax):
+        if isinstance(node, ast.Attribute):
+            reached = [(m, n) for m, n in tree.sources(node, imported) if within(m, PACKAGE)]
+            if reached:
+                yield node.lineno, reached
+
+
+def public_problems(tree: Tree, module: str, own: str, where: str) -> Iterator[str]:
+    """A public module only re-exports names its own slice defines: no code of its own (a
+    function there would be judged by no layer), no name passed on from another slice or the
+    kernel (a corridor), no module however many hops away."""
+    for node in tree.parse(module).body:
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        names_only = (
+            isinstance(node, ast.ImportFrom)
+            and not node.level
+            and all(alias.asname in (None, alias.name) for alias in node.names)
+        )
+        if not (docstring or future or names_only):
+            yield (
+                f"{where}:{node.lineno}: a public module holds only `from <its slice's module> "
+                "import Name as Name` lines (and its docstring)"
+            )
+    for name, bindings in tree.bindings(module).items():
+        for first in bindings:
+            if first[0] == "__future__":
+                continue
+            for real, real_name in tree.ends(*first):
+                shown = real if real_name is None else f"{real}.{real_name}"
+                whole = real_name is None or f"{real}.{real_name}" in tree.modules
+                if not within(real, f"{PACKAGE}.{own}"):
+                    yield f"{where}: a public module passes on {name}, not its slice's ({shown})"
+                elif whole:
+                    yield f"{where}: a public module re-exports a whole module ({name}: {shown})"
 
 
 def circles(depends: dict[str, set[str]]) -> list[list[str]]:

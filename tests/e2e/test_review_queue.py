@@ -259,7 +259,13 @@ def test_the_subject_may_give_way_to_the_organization(
 def test_a_stale_etag_aborts_the_resolution(alice: Client, seeded: dict[str, str]) -> None:
     with pytest.raises(grpc.RpcError) as caught:
         resolve(alice, seeded["mine"], seeded["house"], etag="v99", request_id=request_id())
-    assert error_info(caught.value).code == grpc.StatusCode.ABORTED
+    error = error_info(caught.value)
+    assert error.code == grpc.StatusCode.ABORTED
+    # the memory as it stands now, shown as every answer shows one, to re-read from
+    [current] = error.unpack(memory_pb2.Memory)
+    assert current.name == seeded["mine"]
+    assert current.etag == error.metadata["current_etag"]
+    assert current.etag == get(alice, seeded["mine"]).etag
 
 
 def test_a_customer_fact_meets_a_users_memory_only_when_the_user_may_use_the_customer(

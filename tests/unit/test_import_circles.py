@@ -51,6 +51,11 @@ def test_this_tree_has_no_circle() -> None:
             "memory_service/pkg/__init__.py": "from memory_service.pkg.impl import thing\n",
             "memory_service/pkg/impl.py": "from memory_service.pkg import helper\n",
         },
+        {  # through another package's __init__, which `import pkg.inner` runs first
+            "memory_service/a.py": "from memory_service.pkg.inner import B\n",
+            "memory_service/pkg/__init__.py": "from memory_service.a import A\n",
+            "memory_service/pkg/inner.py": "B = 1\n",
+        },
         {  # relative imports
             "memory_service/pkg/__init__.py": "",
             "memory_service/pkg/a.py": "from .b import X\n",
@@ -69,5 +74,18 @@ def test_imports_one_way_are_not_a_circle(tmp_path: Path) -> None:
         "memory_service/pkg/__init__.py": "from memory_service.pkg.impl import thing\n",
         "memory_service/pkg/impl.py": "from memory_service.pkg.parts import helper\n",
         "memory_service/pkg/parts.py": "import os\n",
+    }
+    assert check(tree(tmp_path, files)).returncode == 0
+
+
+def test_a_module_importing_beside_itself_does_not_circle_through_its_own_package(
+    tmp_path: Path,
+) -> None:
+    # its own packages ran before it did: importing a sibling adds no edge to them
+    files = {
+        "memory_service/pkg/__init__.py": "from memory_service.pkg.a import A\n",
+        "memory_service/pkg/a.py": "from memory_service.pkg.sub.b import B\nA = 1\n",
+        "memory_service/pkg/sub/__init__.py": "",
+        "memory_service/pkg/sub/b.py": "B = 1\n",
     }
     assert check(tree(tmp_path, files)).returncode == 0

@@ -48,7 +48,13 @@ def test_servicers_that_write_memories_show_the_current_one_on_aborted() -> None
         create_time=now,
         update_time=now,
     )
-    for servicer in (MemoryService, ContextServicer, ImportServicer):
+    for servicer in (
+        MemoryService,
+        MemoryServicer,
+        ReviewServicer,
+        ContextServicer,
+        ImportServicer,
+    ):
         shown = servicer.shown_current(object.__new__(servicer), memory)  # type: ignore[arg-type]
         assert isinstance(shown, memory_pb2.Memory), servicer
         assert shown.name == "memories/m1", servicer

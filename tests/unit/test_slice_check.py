@@ -316,3 +316,104 @@ def test_transport_takes_only_the_field_rules_it_checks(
     result = check(package(tmp_path, {**files, "tasks/transport/a.py": text}))
     assert result.returncode == 1
     assert reported in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize(
+    ("public", "reported"),
+    [
+        (  # code of its own: a function there would be judged by no layer
+            "from memory_service.tasks.domain.tasks import T as _T\ndef make(): return _T()\n",
+            "a public module holds only",
+        ),
+        (  # a name laundered by tuple unpacking
+            "from memory_service.tasks.domain.tasks import T as _T\nT2, _x = _T, None\n",
+            "a public module holds only",
+        ),
+        (  # a corridor: another slice's name passed on through one of its own modules
+            "from memory_service.tasks.domain.uses import RevisionDraft as RevisionDraft\n",
+            "passes on RevisionDraft, not its slice's",
+        ),
+        (  # the kernel's name passed on
+            "from memory_service.kernel.domain.model import M as M\n",
+            "passes on M, not its slice's",
+        ),
+        (  # a whole module, two hops away
+            "from memory_service.tasks.domain.uses import tasks as tasks\n",
+            "re-exports a whole module (tasks: memory_service.tasks.domain.tasks)",
+        ),
+    ],
+)
+def test_a_public_module_only_hands_out_its_own_slices_names(
+    tmp_path: Path, public: str, reported: str
+) -> None:
+    files = {
+        "kernel/domain/model.py": "class M: ...\n",
+        "tasks/domain/tasks.py": "class T: ...\n",
+        "tasks/domain/uses.py": (
+            "from memory_service.memories.public import RevisionDraft\n"
+            "from memory_service.tasks.domain import tasks\n"
+        ),
+        "tasks/public.py": "from memory_service.tasks.domain.tasks import T as T\n",
+    }
+    assert check(package(tmp_path, files)).returncode == 0
+    result = check(package(tmp_path, {**files, "tasks/public.py": public}))
+    assert result.returncode == 1
+    assert reported in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize(
+    ("app", "reported"),
+    [
+        ("Tx, _unused = Transactions, None\n", "transactions.Transactions"),
+        ("if (Tx := Transactions):\n    pass\n", "transactions.Transactions"),
+        ("Tx = Transactions if True else None\n", "transactions.Transactions"),
+        ("Tx = [Transactions][0]\n", "transactions.Transactions"),
+    ],
+)
+def test_a_name_rebound_by_any_expression_is_followed(
+    tmp_path: Path, app: str, reported: str
+) -> None:
+    files = {
+        "kernel/app/transactions.py": "class Transactions: ...\n",
+        "tasks/app/x.py": "from memory_service.kernel.app.transactions import Transactions\n" + app,
+        "tasks/transport/a.py": "from memory_service.tasks.app.x import Tx\n",
+    }
+    result = check(package(tmp_path, files))
+    assert result.returncode == 1
+    assert "memory_service/tasks/transport/a.py:1: transport imports" in result.stdout
+    assert reported in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "x = names.rules.supersede\n",
+        "def f():\n    return names.rules.supersede()\n",
+    ],
+)
+def test_an_attribute_reached_through_an_allowed_module_is_judged(tmp_path: Path, use: str) -> None:
+    files = {
+        "kernel/domain/rules.py": "MAX_ID_CHARS = 1\ndef supersede(): ...\n",
+        "kernel/domain/names.py": "from memory_service.kernel.domain import rules\n",
+        "tasks/transport/a.py": "from memory_service.kernel.domain import names\nx = names.X\n",
+    }
+    assert check(package(tmp_path, files)).returncode == 0
+    text = "from memory_service.kernel.domain import names\n" + use
+    result = check(package(tmp_path, {**files, "tasks/transport/a.py": text}))
+    assert result.returncode == 1
+    assert "transport imports memory_service.kernel.domain.rules" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import importlib\nm = getattr(importlib, 'import_' + 'module')('x')\n",
+        "import sys\nm = sys.modules['memory_service.tasks.storage.x']\n",
+        "import pydoc\nm = pydoc.locate('memory_service.tasks.storage.x.R')\n",
+        "import pkgutil\nm = pkgutil.resolve_name('memory_service.tasks.storage.x:R')\n",
+    ],
+)
+def test_the_other_ways_to_import_by_string_are_refused(tmp_path: Path, text: str) -> None:
+    result = check(package(tmp_path, {"tasks/domain/c.py": text}))
+    assert result.returncode == 1
+    assert "a dynamic import" in result.stdout, result.stdout
