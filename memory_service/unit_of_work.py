@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from memory_service.access.storage.access import SqlCustomerRepository, SqlGrantRepository
 from memory_service.context.storage.overrides import SqlOverrideRepository
+from memory_service.documents.storage.documents import SqlDocumentRepository
 from memory_service.imports.storage.archive import SqlArchiveRepository
 from memory_service.imports.storage.imports import SqlImportQueue, SqlImportRepository
 from memory_service.kernel.domain.errors import DatabaseUnavailable, OutcomeUnknown, WriteConflict
@@ -36,7 +37,7 @@ from memory_service.kernel.storage.scoped import (
 from memory_service.memories.storage.memories import SqlMemoryRepository
 from memory_service.memories.storage.outbox import SqlOutboxRepository, SqlOutboxStore
 from memory_service.memories.storage.usage import SqlUsageRepository, SqlUsageStore
-from memory_service.review.storage.review import SqlDocumentRepository, SqlReviewRepository
+from memory_service.review.storage.review import SqlReviewRepository
 from memory_service.tasks.storage.tasks import SqlTaskRepository, purge_ended_tasks
 from memory_service.transcripts.storage.transcripts import SqlTranscriptRepository
 

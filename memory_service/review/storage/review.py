@@ -1,6 +1,6 @@
-"""Documents' current versions and the review queue's sources, tenant-scoped like every other
-repository: each query starts from `TenantScoped._select` and applies the caller's visibility
-in SQL, so a page never counts what the caller may not see."""
+"""The review queue's sources, tenant-scoped like every other repository: each query starts
+from `TenantScoped._select` and applies the caller's visibility in SQL, so a page never counts
+what the caller may not see."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from sqlalchemy import and_, func
 
 from memory_service.imports.public import import_item_of
 from memory_service.kernel.domain.model import (
-    DocumentVersion,
     ImportItem,
     ItemReview,
     Memory,
@@ -19,55 +18,12 @@ from memory_service.kernel.domain.model import (
 )
 from memory_service.kernel.domain.ports import Visibility
 from memory_service.kernel.storage.models import (
-    DocumentRow,
     ImportItemRow,
     MemoryRow,
     MemoryUsageRow,
     RevisionRow,
 )
-from memory_service.kernel.storage.scoped import TenantScoped
 from memory_service.memories.public import SqlMemoryRepository, visible
-
-
-class SqlDocumentRepository(TenantScoped):
-    def get(self, uri: str) -> DocumentVersion | None:
-        row = self._session.execute(self._select(DocumentRow).where(DocumentRow.uri == uri)).first()
-        if row is None:
-            return None
-        return DocumentVersion(
-            row.tenant_id, row.uri, row.version, row.report_time, row.reported_by
-        )
-
-    def put(self, document: DocumentVersion) -> None:
-        updated = self._session.execute(
-            self._update(DocumentRow)
-            .where(DocumentRow.uri == document.uri)
-            .values(
-                version=document.version,
-                report_time=document.report_time,
-                reported_by=document.reported_by,
-            )
-        )
-        if updated.rowcount == 0:  # type: ignore[attr-defined]
-            self._insert(
-                DocumentRow,
-                uri=document.uri,
-                version=document.version,
-                report_time=document.report_time,
-                reported_by=document.reported_by,
-            )
-
-    def mark_source_changed(self, memory_id: str, number: int, now: datetime) -> bool:
-        result = self._session.execute(
-            self._update(RevisionRow)
-            .where(
-                RevisionRow.memory_id == memory_id,
-                RevisionRow.number == number,
-                RevisionRow.source_change_time.is_(None),
-            )
-            .values(source_change_time=now)
-        )
-        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
 class SqlReviewRepository(SqlMemoryRepository):
@@ -146,4 +102,4 @@ class SqlReviewRepository(SqlMemoryRepository):
         return self._with_revisions(rows)
 
 
-__all__ = ["SqlDocumentRepository", "SqlReviewRepository"]
+__all__ = ["SqlReviewRepository"]

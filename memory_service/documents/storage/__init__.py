@@ -1,0 +1,1 @@
+"""SQLAlchemy repositories, every statement built by kernel/storage/scoped.py."""
