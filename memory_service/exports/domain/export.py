@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from memory_service.kernel.domain import names
 from memory_service.kernel.domain.authorization import require_admin
+from memory_service.kernel.domain.conversations import may_read_evidence
 from memory_service.kernel.domain.etags import etag_of
 from memory_service.kernel.domain.model import (
     Customer,
@@ -276,10 +277,6 @@ class ExportUseCases:
             changed_since=since,
         )
 
-    @staticmethod
-    def page(uow: UnitOfWork, query: MemoryQuery, after_id: str, limit: int) -> list[Memory]:
-        return uow.memories.list_after(query, after_id, limit)
-
     def records(
         self,
         read: Reader[Any],
@@ -331,8 +328,7 @@ class ExportUseCases:
                 for message_id in sorted(messages):
                     message = messages[message_id]
                     shown.add(message_id)
-                    readable = identity.is_admin or message.author_user_id == identity.user_id
-                    yield message_record(message, readable)
+                    yield message_record(message, may_read_evidence(identity, message))
             yield from (memory_record(m) for m in memories)
             after = memories[-1].id
 
