@@ -9,9 +9,10 @@ subpackages (domain, app, storage, transport, adapters, workers). The rules:
   module lives in a layer folder, except its `__init__.py` and `public.py` (the kernel has no
   public module).
 - How a slice or kernel module imports the package: it names a module at or below a layer
-  folder (`from memory_service.tasks.domain import tasks`, `import memory_service.kernel.domain.
-  model`), or takes names from another slice's public module (`from memory_service.<slice>.
-  public import Name`). Nothing else: not `import memory_service`, not a slice or the kernel as
+  folder (`from memory_service.tasks.domain import tasks`, `import memory_service.kernel.
+  domain.model as model`; without `as`, `import a.b.c` binds the package `a` and is refused),
+  or takes names from another slice's public module (`from memory_service.<slice>.public
+  import Name`). Nothing else: not `import memory_service`, not a slice or the kernel as
   a package, not a public module as a module. An attribute of an imported module of the
   package (`names.rules.supersede`) is judged as if it had been imported by name. No star
   import anywhere in the package, and no dynamic import or code (`__import__`,
@@ -255,8 +256,8 @@ class Tree:
             for alias in node.names:
                 if alias.asname:
                     yield alias.name, None, alias.asname
-                else:  # `import a.b.c` binds a
-                    yield alias.name, None, alias.name.split(".")[0]
+                else:  # `import a.b.c` binds a, the package, through which all of it is reached
+                    yield alias.name.split(".")[0], None, alias.name.split(".")[0]
         elif isinstance(node, ast.ImportFrom):
             base = self.resolve(node, module)
             package = self.is_package(base)
@@ -290,7 +291,9 @@ class Tree:
                 for node in module_level(self.parse(module).body):
                     if isinstance(node, ast.Import | ast.ImportFrom):
                         for used, name, bound in self.imports(node, module):
-                            found[bound] = [(used, name)]
+                            # if/else and try/except fallbacks: every import of a name counts
+                            if (used, name) not in found.setdefault(bound, []):
+                                found[bound].append((used, name))
                     elif isinstance(node, ast.Assign):
                         for target in node.targets:
                             self.bind(target, node.value, found)
@@ -317,7 +320,8 @@ class Tree:
             return
         sources = self.sources(value, found)
         if isinstance(target, ast.Name) and sources:
-            found[target.id] = [*found.get(target.id, []), *sources]
+            known = found.setdefault(target.id, [])
+            known.extend(s for s in dict.fromkeys(sources) if s not in known)
 
     def sources(self, value: ast.expr, found: dict[str, list[Binding]]) -> list[Binding]:
         """What an expression may evaluate to, among the names a module imported."""
@@ -465,9 +469,7 @@ def dynamic_problems(syntax: ast.AST) -> Iterator[tuple[int, str]]:
     for node in ast.walk(syntax):
         if isinstance(node, ast.Name) and node.id in DYNAMIC_NAMES:
             yield node.lineno, node.id
-        elif isinstance(node, ast.Attribute) and (
-            node.attr in DYNAMIC_ATTRIBUTES or node.attr in DYNAMIC_NAMES
-        ):
+        elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC_ATTRIBUTES:
             yield node.lineno, node.attr
         elif (
             isinstance(node, ast.Attribute)
@@ -512,6 +514,16 @@ def check(root: Path) -> tuple[list[str], dict[str, set[str]]]:
             continue  # the wiring and testing/ may import anything
         for line, what in dynamic_problems(syntax):
             found.append(f"{where}:{line}: a dynamic import or code ({what}) in {own}")
+        for node in ast.walk(syntax):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname is None and "." in alias.name and within(alias.name, PACKAGE):
+                        parent, _, leaf = alias.name.rpartition(".")
+                        found.append(
+                            f"{where}:{node.lineno}: `import {alias.name}` binds the whole "
+                            f"package ({PACKAGE}.*, by attribute); write `from {parent} import "
+                            f"{leaf}`"
+                        )
         public = is_public(module)
         seen: set[str] = set()
         if public:

@@ -417,3 +417,57 @@ def test_the_other_ways_to_import_by_string_are_refused(tmp_path: Path, text: st
     result = check(package(tmp_path, {"tasks/domain/c.py": text}))
     assert result.returncode == 1
     assert "a dynamic import" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import memory_service.kernel.domain.model\nR = memory_service.tasks.storage.repo.Repo\n",
+        "try:\n    from memory_service.kernel.app.transactions import Transactions as Tx\n"
+        "except ImportError:\n    from memory_service.kernel.domain.model import M as Tx\n",
+        "if True:\n    from memory_service.kernel.app.transactions import Transactions as Tx\n"
+        "else:\n    from memory_service.kernel.domain.model import M as Tx\n",
+    ],
+)
+def test_a_dotted_import_or_a_fallback_import_cannot_hide_a_name(tmp_path: Path, text: str) -> None:
+    """`import a.b.c` binds `a`, so all of the package by attribute; an import in an if/else or
+    try/except binds a name in every branch."""
+    files = {
+        "kernel/domain/model.py": "class M: ...\n",
+        "kernel/app/transactions.py": "class Transactions: ...\n",
+        "tasks/storage/repo.py": "class Repo: ...\n",
+        "tasks/app/x.py": text,
+        "tasks/transport/a.py": "from memory_service.tasks.app.x import Tx\n"
+        if "Tx" in text
+        else text,
+    }
+    result = check(package(tmp_path, files))
+    assert result.returncode == 1, result.stdout
+    assert "memory_service/tasks/transport/a.py:" in result.stdout, result.stdout
+
+
+def test_a_name_bound_to_itself_over_and_over_is_checked_quickly(tmp_path: Path) -> None:
+    rebinding = "Tx = Tx\n" * 40
+    files = {
+        "kernel/app/transactions.py": "class Transactions: ...\n",
+        "tasks/app/x.py": "from memory_service.kernel.app.transactions import Transactions as Tx\n"
+        + rebinding,
+        "tasks/transport/a.py": "from memory_service.tasks.app.x import Tx\n",
+    }
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), str(package(tmp_path, files))],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    assert result.returncode == 1
+    assert "transactions.Transactions" in result.stdout, result.stdout
+
+
+def test_exec_and_eval_are_refused_as_builtins_not_as_any_method(tmp_path: Path) -> None:
+    # session.exec(statement), model.eval(): methods that import nothing
+    files = {
+        "tasks/storage/s.py": "def run(session, model):\n    session.exec(1)\n    model.eval()\n"
+    }
+    assert check(package(tmp_path, files)).returncode == 0
